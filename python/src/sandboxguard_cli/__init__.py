@@ -1,0 +1,3 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The `sandboxguard` command line (not copied into module_utils)."""
