@@ -1,0 +1,10 @@
+# GENERATED from python/src/sandboxguard/__init__.py by tools/sync_module_utils.py: edit the source, not this copy.
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""sandboxguard: close the holes an agent sandbox leaves in its host.
+
+Standard library only, relative imports only, Python >= 3.9: this package is also
+shipped to fleet hosts as Ansible module_utils (see tools/sync_module_utils.py).
+"""
+
+__version__ = "0.1.0"

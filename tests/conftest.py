@@ -1,0 +1,9 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Make the library importable from the checkout, whichever Python runs the tests."""
+import os
+import sys
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "src")
+if SRC not in sys.path:
+    sys.path.insert(0, SRC)

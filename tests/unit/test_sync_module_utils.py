@@ -1,0 +1,49 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The module_utils copy is the library byte for byte, plus one GENERATED line."""
+import importlib.util
+import os
+import shutil
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_sync():
+    spec = importlib.util.spec_from_file_location("sync_module_utils", os.path.join(TOP, "tools", "sync_module_utils.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_checkout_has_no_drift():
+    assert load_sync().drift() == []
+
+
+def test_edited_copy_is_reported_as_drift(tmp_path):
+    sync = load_sync()
+    source, target = tmp_path / "src", tmp_path / "dst"
+    shutil.copytree(sync.SOURCE, str(source))
+    sync.sync(str(source), str(target))
+    assert sync.drift(str(source), str(target)) == []
+    (target / "__init__.py").write_text((target / "__init__.py").read_text() + "# local edit\n")
+    (source / "added.py").write_text("X = 1\n")
+    (target / "orphan.py").write_text("Y = 2\n")
+    assert sorted(sync.drift(str(source), str(target))) == [
+        ("__init__.py", "differs from its source"),
+        ("added.py", "is missing"),
+        ("orphan.py", "has no source"),
+    ]
+    sync.sync(str(source), str(target))
+    assert sync.drift(str(source), str(target)) == []
+    assert not (target / "orphan.py").exists()
+
+
+def test_copy_starts_with_generated_line_then_the_source_bytes(tmp_path):
+    sync = load_sync()
+    sync.sync(sync.SOURCE, str(tmp_path))
+    with open(os.path.join(sync.SOURCE, "__init__.py"), "rb") as handle:
+        source = handle.read()
+    copy = (tmp_path / "__init__.py").read_bytes()
+    first, rest = copy.split(b"\n", 1)
+    assert first.startswith(b"# GENERATED from python/src/sandboxguard/__init__.py")
+    assert rest == source
