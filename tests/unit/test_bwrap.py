@@ -1,0 +1,426 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""bubblewrap facts: versions, stderr classification, fake hosts, the never-as-root rule."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+from sandboxguard import bwrap
+
+# ---------------------------------------------------------------------------
+# Versions
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("bubblewrap 0.8.0", (0, 8, 0)),
+    ("bubblewrap 0.11.1", (0, 11, 1)),
+    ("bubblewrap 0.12.0\n", (0, 12, 0)),
+    ("bubblewrap 0.9", (0, 9, 0)),
+])
+def test_parse_version_reads_bwrap_version_output(text, expected):
+    assert bwrap.parse_version(text) == expected
+
+
+@pytest.mark.parametrize("garbage", [
+    "", "bubblewrap", "bwrap: command not found", "version x.y.z", "bubblewrap 0.x.1", None, 12,
+])
+def test_parse_version_returns_none_for_garbage(garbage):
+    assert bwrap.parse_version(garbage) is None
+
+
+def test_debian_12_version_is_below_the_default_minimum():
+    assert not bwrap.version_at_least("bubblewrap 0.8.0", bwrap.DEFAULT_MIN_VERSION)
+
+
+def test_versions_compare_numerically_not_as_text():
+    assert bwrap.version_at_least("bubblewrap 0.11.1", "0.9.0")
+    assert bwrap.version_at_least("bubblewrap 0.12.0", "0.11.1")
+
+
+def test_the_minimum_itself_is_enough():
+    assert bwrap.version_at_least("bubblewrap 0.9.0", "0.9.0")
+
+
+def test_an_unreadable_version_never_meets_the_minimum():
+    assert not bwrap.version_at_least(None, "0.9.0")
+
+
+def test_a_malformed_minimum_is_an_error():
+    with pytest.raises(ValueError, match="min_version"):
+        bwrap.version_at_least("bubblewrap 0.12.0", "latest")
+
+
+# ---------------------------------------------------------------------------
+# stderr classification
+# ---------------------------------------------------------------------------
+
+OPEN_HOST = {"userns": {"max_user_namespaces": 63000, "unprivileged_userns_clone": None, "apparmor_restrict": None},
+             "apparmor": {"enabled": False, "attached": False}, "in_container": False}
+CONTAINER = dict(OPEN_HOST, in_container=True)
+DEBIAN_KNOB_OFF = dict(OPEN_HOST, userns=dict(OPEN_HOST["userns"], unprivileged_userns_clone=0))
+UBUNTU_2404 = {"userns": {"max_user_namespaces": 63000, "unprivileged_userns_clone": 1, "apparmor_restrict": 1},
+               "apparmor": {"enabled": True, "attached": False}, "in_container": False}
+
+NAMESPACE_SPELLINGS = [
+    # up to 0.11.0
+    "bwrap: No permissions to creating new namespace, likely because the kernel does not allow "
+    "non-privileged user namespaces. On e.g. debian this can be enabled with "
+    "'sysctl kernel.unprivileged_userns_clone=1'.",
+    # 0.11.1 and later
+    "bwrap: No permissions to create a new namespace, likely because the kernel does not allow "
+    "non-privileged user namespaces. See <https://deb.li/bubblewrap> or <file:///usr/share/doc/bubblewrap/README.Debian.gz>.",
+    # Debian's 0.8.0
+    "bwrap: No permissions to create new namespace, likely because the kernel does not allow "
+    "non-privileged user namespaces. See <https://deb.li/bubblewrap> or <file:///usr/share/doc/bubblewrap/README.Debian.gz>.",
+]
+
+
+@pytest.mark.parametrize("stderr", NAMESPACE_SPELLINGS)
+def test_every_namespace_permission_spelling_is_recognised(stderr):
+    assert bwrap.classify_stderr(stderr, OPEN_HOST) == ("namespace-denied", "sysctl")
+
+
+@pytest.mark.parametrize("stderr", NAMESPACE_SPELLINGS)
+def test_namespace_denied_with_debians_knob_off_is_userns_disabled(stderr):
+    assert bwrap.classify_stderr(stderr, DEBIAN_KNOB_OFF) == ("userns-disabled", "sysctl")
+
+
+@pytest.mark.parametrize("stderr", NAMESPACE_SPELLINGS)
+def test_namespace_denied_inside_a_container_with_open_knobs_is_blocked_by_seccomp(stderr):
+    assert bwrap.classify_stderr(stderr, CONTAINER) == ("namespace-blocked", "container_options")
+
+
+def test_uid_map_denied_on_ubuntu_2404_is_the_apparmor_restriction():
+    stderr = "bwrap: setting up uid map: Permission denied\n"
+    assert bwrap.classify_stderr(stderr, UBUNTU_2404) == ("userns-restricted", "apparmor_profile")
+
+
+def test_uid_map_denied_without_facts_still_points_at_apparmor():
+    assert bwrap.classify_stderr("bwrap: setting up uid map: Permission denied", None) == (
+        "uid-map-denied", "apparmor_profile")
+
+
+def test_creating_namespace_failed_without_userns_support_needs_setuid():
+    stderr = ("bwrap: Creating new namespace failed, likely because the kernel does not support user "
+              "namespaces.  bwrap must be installed setuid on such systems.")
+    assert bwrap.classify_stderr(stderr, OPEN_HOST) == ("userns-unsupported", "setuid")
+
+
+def test_creating_namespace_failed_with_no_namespaces_left_is_the_sysctl():
+    stderr = "bwrap: Creating new namespace failed: No space left on device"
+    facts = dict(OPEN_HOST, userns=dict(OPEN_HOST["userns"], max_user_namespaces=0))
+    assert bwrap.classify_stderr(stderr, facts) == ("userns-disabled", "sysctl")
+
+
+def test_creating_namespace_failed_otherwise_is_namespace_failed():
+    stderr = "bwrap: Creating new namespace failed: Operation not permitted"
+    assert bwrap.classify_stderr(stderr, CONTAINER) == ("namespace-failed", "container_options")
+
+
+@pytest.mark.parametrize(("stderr", "reason", "remediation"), [
+    ("bwrap: Failed to make / slave: Permission denied", "mount-propagation-denied", "container_options"),
+    ("bwrap: Can't mount proc on /newroot/proc: Operation not permitted", "proc-mount-denied", "container_options"),
+    ("bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted", "loopback-failed", "container_options"),
+    ("bwrap: setuid use of bubblewrap is not supported", "setuid-unsupported", "remove_setuid"),
+    ("bwrap: execvp /bin/frobnicate: No such file or directory", "unknown", "investigate"),
+    ("", "unknown", "investigate"),
+])
+def test_other_bwrap_failures_map_to_a_reason_and_a_remediation(stderr, reason, remediation):
+    assert bwrap.classify_stderr(stderr, OPEN_HOST) == (reason, remediation)
+
+
+def test_every_remediation_named_by_a_rule_has_a_text():
+    named = {rule[1] for rule in bwrap._STDERR_RULES} | {"namespace-blocked", "container_options"}
+    for remediation in named - {"namespace-blocked"}:
+        assert remediation in bwrap.REMEDIATIONS
+
+
+def test_sysctl_remediation_names_the_knob_that_is_off():
+    text = bwrap.remediation_text("sysctl", DEBIAN_KNOB_OFF)
+    assert "sysctl -w kernel.unprivileged_userns_clone=1" in text
+
+
+# ---------------------------------------------------------------------------
+# A fake Ubuntu 24.04 host, read through the root parameter
+# ---------------------------------------------------------------------------
+
+UBUNTU_PROFILES = "snap.lxd.lxc (enforce)\nunprivileged_userns (enforce)\nbusybox (unconfined)\n"
+
+
+def _write(root, path, text):
+    full = root / path.lstrip("/")
+    full.parent.mkdir(parents=True, exist_ok=True)
+    full.write_text(text)
+
+
+@pytest.fixture
+def ubuntu_2404(tmp_path):
+    """procfs, sysfs and /etc/apparmor.d as Ubuntu 24.04 shows them: restriction on, no bwrap profile."""
+    _write(tmp_path, "/proc/sys/user/max_user_namespaces", "63493\n")
+    _write(tmp_path, "/proc/sys/kernel/unprivileged_userns_clone", "1\n")
+    _write(tmp_path, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1\n")
+    _write(tmp_path, "/sys/module/apparmor/parameters/enabled", "Y\n")
+    _write(tmp_path, "/sys/kernel/security/apparmor/profiles", UBUNTU_PROFILES)
+    _write(tmp_path, "/etc/apparmor.d/busybox",
+           "abi <abi/4.0>,\ninclude <tunables/global>\nprofile busybox /usr/bin/busybox flags=(unconfined) {\n"
+           "  userns,\n}\n")
+    (tmp_path / "proc/1").mkdir(parents=True)
+    _write(tmp_path, "/proc/1/cgroup", "0::/init.scope\n")
+    return tmp_path
+
+
+def test_ubuntu_2404_facts_show_the_apparmor_restriction(ubuntu_2404):
+    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    assert facts["userns"] == {"max_user_namespaces": 63493, "unprivileged_userns_clone": 1, "apparmor_restrict": 1}
+    assert facts["apparmor"]["enabled"] is True
+    assert facts["apparmor"]["attached"] is False
+    assert facts["in_container"] is False
+
+
+def test_ubuntu_2404_without_a_profile_is_userns_restricted_with_the_apparmor_remedy(ubuntu_2404):
+    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    assert bwrap.classify_stderr("bwrap: setting up uid map: Permission denied\n", facts) == (
+        "userns-restricted", "apparmor_profile")
+    assert bwrap.userns_blocker(facts)[:2] == ("userns-restricted", "apparmor_profile")
+
+
+def test_a_profile_on_disk_that_is_not_loaded_does_not_attach(ubuntu_2404):
+    _write(ubuntu_2404, "/etc/apparmor.d/sandboxguard-bwrap", bwrap.apparmor_profile("/usr/bin/bwrap"))
+    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    assert [p["name"] for p in facts["apparmor"]["profiles"]] == ["sandboxguard-bwrap"]
+    assert facts["apparmor"]["attached"] is False
+    assert bwrap.userns_blocker(facts)[0] == "userns-restricted"
+
+
+def test_a_loaded_profile_granting_userns_for_the_bwrap_path_attaches(ubuntu_2404):
+    _write(ubuntu_2404, "/etc/apparmor.d/sandboxguard-bwrap", bwrap.apparmor_profile("/usr/bin/bwrap"))
+    _write(ubuntu_2404, "/sys/kernel/security/apparmor/profiles",
+           UBUNTU_PROFILES + "sandboxguard-bwrap (unconfined)\n")
+    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    assert facts["apparmor"]["attached"] is True
+    assert bwrap.userns_blocker(facts) is None
+
+
+def test_a_loaded_profile_for_another_path_does_not_attach_to_bwrap(ubuntu_2404):
+    _write(ubuntu_2404, "/etc/apparmor.d/sandboxguard-bwrap", bwrap.apparmor_profile("/usr/local/bin/bwrap"))
+    _write(ubuntu_2404, "/sys/kernel/security/apparmor/profiles",
+           UBUNTU_PROFILES + "sandboxguard-bwrap (unconfined)\n")
+    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    assert facts["apparmor"]["attached"] is False
+
+
+def test_debian_12_host_without_apparmor_has_no_restriction(tmp_path):
+    _write(tmp_path, "/proc/sys/user/max_user_namespaces", "96365\n")
+    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(tmp_path))
+    assert facts["userns"]["apparmor_restrict"] is None
+    assert facts["apparmor"]["enabled"] is False
+    assert bwrap.userns_blocker(facts) is None
+
+
+def test_a_docker_container_root_is_recognised(tmp_path):
+    _write(tmp_path, "/.dockerenv", "")
+    assert bwrap.in_container(str(tmp_path)) is True
+
+
+# ---------------------------------------------------------------------------
+# The probe never runs as root
+# ---------------------------------------------------------------------------
+
+
+def test_asking_root_to_probe_as_root_is_refused():
+    who = bwrap.resolve_probe_user("root", euid=0)
+    assert who["error"] == "root-probe-refused"
+
+
+def test_asking_root_to_probe_as_uid_0_is_refused():
+    assert bwrap.resolve_probe_user("0", euid=0)["error"] == "root-probe-refused"
+
+
+def test_root_without_an_agent_user_is_refused():
+    assert bwrap.resolve_probe_user(None, euid=0)["error"] == "root-probe-refused"
+
+
+def test_root_probing_as_nobody_switches_to_nobody():
+    who = bwrap.resolve_probe_user("nobody", euid=0)
+    assert (who["name"], who["switch"]) == ("nobody", True)
+    assert who["uid"] != 0
+
+
+def test_an_unprivileged_caller_cannot_probe_as_someone_else():
+    nobody = bwrap.resolve_probe_user("nobody", euid=0)["uid"]
+    assert bwrap.resolve_probe_user("nobody", euid=nobody + 1)["error"] == "user-unknown"
+
+
+def test_an_unknown_user_is_an_error():
+    assert bwrap.resolve_probe_user("no-such-user-sandboxguard", euid=0)["error"] == "user-unknown"
+
+
+def test_a_probe_asked_to_run_as_root_refuses_without_starting_a_sandbox(tmp_path):
+    report = bwrap.probe(user="root", bwrap=str(tmp_path / "bwrap"), euid=0)
+    assert report["ok"] is False
+    assert report["reason"] == "root-probe-refused"
+    assert report["remediation"] == "agent_user"
+    assert report["probe"]["ran"] is False
+    assert report["warnings"] and "root" in report["warnings"][0]
+    assert {check["status"] for check in report["isolation"]} == {"not_run"}
+    assert all("did not run" in check["detail"] for check in report["isolation"])
+
+
+def test_a_missing_bwrap_is_reported_with_the_install_remedy(tmp_path):
+    report = bwrap.probe(user="nobody", bwrap=str(tmp_path / "bwrap"), euid=0, root=str(tmp_path))
+    assert (report["reason"], report["remediation"]) == ("bwrap-missing", "install")
+    assert all(check["detail"] == "bwrap is not installed" for check in report["isolation"])
+
+
+# ---------------------------------------------------------------------------
+# The invocation
+# ---------------------------------------------------------------------------
+
+
+def test_sandbox_argv_is_the_real_invocation():
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", home="/home/agent", run_user="/run/user/1000")
+    joined = " ".join(argv)
+    for part in ("--unshare-all --unshare-user", "--die-with-parent", "--new-session", "--ro-bind / /",
+                 "--proc /proc", "--dev /dev", "--tmpfs /tmp", "--tmpfs /run/user/1000"):
+        assert part in joined
+    assert "--share-net" not in argv
+    assert argv[-2:] == ["--", "/bin/true"]
+
+
+def test_network_profile_shares_the_network():
+    assert "--share-net" in bwrap.sandbox_argv("/usr/bin/bwrap", profile="network")
+
+
+def test_an_unknown_profile_is_refused():
+    with pytest.raises(ValueError, match="restricted, workspace, network"):
+        bwrap.sandbox_argv("/usr/bin/bwrap", profile="open")
+
+
+def test_prlimit_applies_the_limits_before_bwrap():
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
+                              limits={"memory_mb": 256, "cpu_seconds": 30, "max_procs": 0})
+    assert argv[:4] == ["/usr/bin/prlimit", "--as=268435456", "--cpu=30", "--"]
+    assert argv[4] == "/usr/bin/bwrap"
+
+
+def test_hidden_files_and_docker_socket_become_empty_files_from_the_fd():
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", hidden_dirs=["/home/a/.ssh"], hidden_files=["/home/a/.netrc"],
+                              masked_sockets=["/run/docker.sock"], empty_fd=5)
+    joined = " ".join(argv)
+    assert "--tmpfs /home/a/.ssh" in joined
+    assert "--ro-bind-data 5 /home/a/.netrc" in joined
+    assert "--ro-bind-data 5 /run/docker.sock" in joined
+
+
+def test_credential_stores_under_home_are_found(tmp_path):
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".netrc").write_text("machine x login y password z\n")
+    (tmp_path / ".bashrc").write_text("")
+    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    assert dirs == [str(tmp_path / ".ssh")]
+    assert files == [str(tmp_path / ".netrc")]
+
+
+# ---------------------------------------------------------------------------
+# Isolation checks
+# ---------------------------------------------------------------------------
+
+
+def _plan(tmp_path, **overrides):
+    options = {"home": str(tmp_path), "uid": 4242, "profile": "workspace", "limits": bwrap.DEFAULT_LIMITS,
+               "prlimit_path": "/usr/bin/prlimit", "host_pid": os.getpid(), "marker": str(tmp_path / "marker"),
+               "nonce": 7, "root": str(tmp_path)}
+    options.update(overrides)
+    return bwrap.plan_isolation_checks(**options)
+
+
+def test_network_check_is_skipped_under_the_network_profile_with_a_reason(tmp_path):
+    plan = _plan(tmp_path, profile="network")
+    assert plan["network_loopback_only"] == "the network profile shares the host network"
+
+
+def test_limit_checks_say_why_they_cannot_run_without_prlimit(tmp_path):
+    plan = _plan(tmp_path, prlimit_path=None)
+    assert plan["rlimit_as"] == "prlimit was not found, so no limit is applied"
+
+
+def test_a_disabled_limit_is_skipped(tmp_path):
+    plan = _plan(tmp_path, limits={"memory_mb": 0, "cpu_seconds": 30})
+    assert plan["rlimit_as"] == "memory_mb is 0 (limit disabled)"
+    assert plan["rlimit_cpu"] == {"value": 30}
+
+
+def test_an_unknown_check_name_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown isolation check"):
+        _plan(tmp_path, checks=["root_readonly", "kernel_exploit"])
+
+
+def test_a_planned_check_without_output_did_not_run_and_says_why():
+    results = bwrap.parse_isolation_output("SG|user_namespace|pass|ok\n", {"user_namespace": {}, "tmp_fresh": {}},
+                                           not_run_reason="killed")
+    assert results[0]["status"] == "pass"
+    assert results[1] == {"name": "tmp_fresh", "status": "not_run", "ok": None, "detail": "killed"}
+
+
+def test_a_check_with_one_failing_path_fails():
+    out = "SG|credentials_hidden|pass|/h/.ssh is empty\nSG|credentials_hidden|fail|/h/.netrc shows host content\n"
+    (result,) = bwrap.parse_isolation_output(out, {"credentials_hidden": {}})
+    assert result["status"] == "fail"
+    assert result["detail"] == "/h/.netrc shows host content"
+
+
+def test_the_checks_fail_outside_a_sandbox(tmp_path):
+    """Run the check script directly on the host: the checks must be able to fail."""
+    marker = tmp_path / "marker"
+    marker.write_text("")
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_ed25519").write_text("secret")
+    plan = _plan(tmp_path, marker=str(marker), hidden_dirs=[str(tmp_path / ".ssh")], uid=os.getuid())
+    plan["run_user_empty"] = {"path": str(tmp_path)}
+    done = subprocess.run(["/bin/sh", "-c", bwrap.isolation_script(plan)], capture_output=True, text=True,
+                          check=False, timeout=30)
+    results = {r["name"]: r["status"] for r in bwrap.parse_isolation_output(done.stdout, plan)}
+    for name in ("root_readonly", "tmp_fresh", "pid_private", "credentials_hidden", "run_user_empty"):
+        assert results[name] == "fail", (name, done.stdout)
+    assert not list(tmp_path.glob(".sandboxguard-probe-*"))
+
+
+# ---------------------------------------------------------------------------
+# The AppArmor profile
+# ---------------------------------------------------------------------------
+
+
+def test_apparmor_profile_grants_userns_to_the_bwrap_path():
+    text = bwrap.apparmor_profile("/usr/local/bin/bwrap")
+    assert "abi <abi/4.0>," in text
+    assert re.search(r"^profile sandboxguard-bwrap /usr/local/bin/bwrap flags=\(unconfined\) \{$", text, re.M)
+    assert re.search(r"^  userns,$", text, re.M)
+
+
+@pytest.mark.parametrize("path", ["bwrap", "/opt/my bwrap", "/usr/bin/bwrap{,x}", ""])
+def test_apparmor_profile_refuses_paths_that_would_change_its_meaning(path):
+    with pytest.raises(ValueError, match="absolute"):
+        bwrap.apparmor_profile(path)
+
+
+def _parser_version(parser):
+    done = subprocess.run([parser, "--version"], capture_output=True, text=True, check=False)
+    return bwrap.parse_version((done.stdout or "").replace("AppArmor parser version", "v"))
+
+
+def test_apparmor_profile_parses_with_apparmor_parser(tmp_path):
+    parser = shutil.which("apparmor_parser", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+    if parser is None:
+        pytest.skip("apparmor_parser is not installed (Debian package apparmor, in tools/apt-packages.txt)")
+    version = _parser_version(parser)
+    if version is None or version < (4, 0, 0):
+        # The userns rule exists only since AppArmor 4.0 (the first that can restrict user
+        # namespaces); Debian 12 ships 3.0.8. The Debian 13 molecule scenario parses it with 4.1.
+        pytest.skip("apparmor_parser %s predates the userns rule (AppArmor 4.0)" % bwrap.version_string(version))
+    profile = tmp_path / "sandboxguard-bwrap"
+    profile.write_text(bwrap.apparmor_profile("/usr/local/bin/bwrap"))
+    done = subprocess.run([parser, "-Q", "-K", str(profile)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
