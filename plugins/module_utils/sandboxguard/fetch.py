@@ -1,0 +1,547 @@
+# GENERATED from python/src/sandboxguard/fetch.py by tools/sync_module_utils.py: edit the source, not this copy.
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Fetch one file back from a remote sandbox: guarded, size-capped, sanitised on arrival.
+
+The sandbox is reached through an *exec channel*: any callable
+``exec_fn(argv) -> (rc, stdout_bytes, stderr_bytes)`` that runs ``argv`` (always
+``["/bin/sh", "-c", PROGRAM]``) inside the sandbox. Transports: ``transport_ssh``
+(paramiko), ``transport_docker`` (Docker SDK exec), ``transport_local`` (subprocess),
+and the ``safe_fetch`` action plugin (the task's Ansible connection). String-based
+channels turn the argv into one command line with :func:`shell_join`.
+
+The protocol, in order; a refusal at any step ends it with nothing written:
+
+1. strict mode: refused before anything else; the channel is never used.
+2. pass 1 (controller, pure): the requested path must be absolute, normalised, free of
+   control characters and outside the denylist (:func:`check_path`).
+3. resolve (sandbox): ``readlink -f``; an unresolvable or missing path fails closed.
+4. pass 2 (controller, pure): the resolved path passes the same :func:`check_path`.
+5. read (sandbox), on the resolved path only: refuse a symlink, a FIFO or anything but a
+   regular file *before* opening it (opening a FIFO would block); open it once on
+   descriptor 3 under a watchdog (a FIFO swapped in between the test and the open kills
+   the program after ``open_timeout`` seconds instead of hanging); prove through the
+   descriptor that the opened file *is* the validated path (``readlink /proc/self/fd/3``
+   must equal it, so a name swapped after pass 2 cannot change what is read) and that it
+   is a regular file with one link (``stat -L`` on the descriptor); refuse a size over
+   ``max_bytes``; then ``head -c max_bytes+1`` from that same descriptor, base64, every
+   line tagged with a random token so login-shell noise cannot be mistaken for payload.
+6. decode (controller): strict base64; more than ``max_bytes`` or a length other than the
+   size the descriptor reported is refused.
+7. land (controller): temp file in the destination directory, fsync, chmod 0644 (0600
+   with ``private``; execute bits only with ``executable``; never setid), rename, fsync of
+   the directory. A fresh file carries no xattrs of the original.
+
+What this does not protect against: a sandbox whose own tools lie (a replaced ``head``
+or ``readlink``). The controller-side guarantees hold regardless: names are checked
+before any byte moves, at most ``output_limit(max_bytes)`` bytes are accepted by our
+transports, decoding is strict, and what lands is a plain non-setid file.
+"""
+import base64
+import binascii
+import hashlib
+import os
+import posixpath
+import re
+import secrets
+import shlex
+import stat
+import time
+import unicodedata
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+DEFAULT_OPEN_TIMEOUT_S = 5
+
+# The system prefixes of the issue, plus /run: /var/run is a symlink to /run on every
+# current distribution, so pass 2 sees /run/secrets/... where pass 1 saw /var/run/...
+SYSTEM_PREFIXES = (
+    "/etc", "/proc", "/sys", "/dev", "/root", "/boot",
+    "/var/log", "/var/lib", "/var/run", "/run",
+)
+CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config", ".azure", ".gcloud")
+CREDENTIAL_FILES = (".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials")
+# Hermes keeps its API keys in .hermes/.env and its OAuth tokens in .hermes/auth.json,
+# the same per profile under .hermes/profiles/<name>/.
+HERMES_DIR = ".hermes"
+HERMES_CREDENTIAL_FILES = (".env", "auth.json")
+
+MODE_PUBLIC = 0o644
+MODE_PRIVATE = 0o600
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_TOKEN_RE = re.compile(r"^[0-9a-f]{16,64}$")
+_B64_LINE = re.compile(rb"^[A-Za-z0-9+/]*={0,2}$")
+
+
+class FetchError(Exception):
+    """The request itself is bad (a malformed home, a missing destination directory)."""
+
+
+# ---------------------------------------------------------------- pure checks (pass 1/2)
+
+def _under(path, prefix):
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def check_home(home):
+    """Validate a sandbox home; return it, or raise FetchError naming the fix."""
+    if home is None:
+        return None
+    if not isinstance(home, str) or not home.startswith("/"):
+        raise FetchError("remote home %r must be an absolute path such as /home/agent" % (home,))
+    if _CONTROL.search(home) or posixpath.normpath(home) != home or home.startswith("//"):
+        raise FetchError("remote home %r must be a normalised path (no '.', '..', '//' or trailing '/')" % (home,))
+    if home == "/":
+        raise FetchError("remote home '/' would exempt the whole filesystem; give the real home directory")
+    # root's home, or a service user's home below /var/lib, may exempt itself from its prefix;
+    # a home under any other system prefix is refused as bad input.
+    exempt = _under(home, "/root") or (_under(home, "/var/lib") and home != "/var/lib")
+    for prefix in SYSTEM_PREFIXES:
+        if _under(home, prefix) and not exempt:
+            raise FetchError(
+                "remote home %s lies under the system prefix %s; only /root or a directory below /var/lib "
+                "can be a sandbox home" % (home, prefix)
+            )
+    return home
+
+
+def _credential_reason(parts, where):
+    """Look for a credential name in path components ``parts``; return a reason or None."""
+    for index, part in enumerate(parts):
+        if part in CREDENTIAL_DIRS:
+            return "credential directory %s %s" % (part, where)
+        if part in CREDENTIAL_FILES:
+            return "credential file %s %s" % (part, where)
+        if part == HERMES_DIR and parts[-1] in HERMES_CREDENTIAL_FILES and index < len(parts) - 1:
+            return "Hermes credential file %s/.../%s %s" % (HERMES_DIR, parts[-1], where)
+    return None
+
+
+def check_path(path, home=None):
+    """Pass 1 and pass 2: return None when ``path`` may be fetched, else (code, reason).
+
+    ``path`` must be absolute and normalised (no ``.``/``..`` components, no ``//``, no
+    trailing ``/``) and free of control characters. It is refused under the system
+    prefixes (except inside ``home``) and when it names a credential directory or file:
+    below ``home`` when the home is known, at any depth when it is not (``home=None``).
+    Pure: no file system access.
+    """
+    home = check_home(home)
+    if not isinstance(path, str) or not path:
+        return ("not_absolute", "path %r is empty; give an absolute path inside the sandbox" % (path,))
+    if _CONTROL.search(path):
+        return ("control_character", "path %r contains a control character" % (path,))
+    if any("\udc80" <= ch <= "\udcff" for ch in path):
+        return ("not_utf8", "path %r is not valid UTF-8" % (path,))
+    if not path.startswith("/"):
+        return ("not_absolute", "path %s is relative; give an absolute path inside the sandbox" % path)
+    if path.startswith("//") or posixpath.normpath(path) != path:
+        return (
+            "not_normalised",
+            "path %s is not normalised (no '.', '..', '//' or trailing '/'); ask for %s"
+            % (path, posixpath.normpath("/" + path.lstrip("/"))),
+        )
+    if path == "/":
+        return ("not_regular", "path / is a directory")
+    in_home = home is not None and _under(path, home)
+    for prefix in SYSTEM_PREFIXES:
+        if _under(path, prefix) and not in_home:
+            return ("denylisted", "%s lies under the system prefix %s" % (path, prefix))
+    if home is None:
+        reason = _credential_reason(path.split("/")[1:], "(home unknown: matched at any depth)")
+    elif in_home and path != home:
+        reason = _credential_reason(path[len(home) + 1:].split("/"), "under the sandbox home %s" % home)
+    else:
+        reason = None
+    if reason:
+        return ("denylisted", "%s is a %s" % (path, reason))
+    return None
+
+
+def safe_name(name):
+    """Return a file name safe to create in a destination directory.
+
+    The basename only; control and format characters become ``_``; a leading ``.`` becomes
+    ``_`` (nothing lands hidden); at most 200 bytes, keeping the extension.
+    """
+    base = posixpath.basename(name.rstrip("/")) if name else ""
+    cleaned = "".join("_" if unicodedata.category(ch).startswith("C") or ch in "/\\" else ch for ch in base)
+    if cleaned in ("", ".", ".."):
+        cleaned = "fetched"
+    if cleaned.startswith("."):
+        cleaned = "_" + cleaned[1:]
+    encoded = cleaned.encode("utf-8", "replace")
+    if len(encoded) > 200:
+        stem, ext = posixpath.splitext(cleaned)
+        ext = ext if len(ext.encode()) <= 20 else ""
+        stem = stem.encode("utf-8")[: 200 - len(ext.encode())].decode("utf-8", "ignore")
+        cleaned = stem + ext
+    return cleaned
+
+
+def output_limit(max_bytes):
+    """The most stdout bytes a well-behaved read of ``max_bytes`` can produce.
+
+    Transports that can stop reading (paramiko, Docker) stop there: a sandbox that ignores
+    the in-sandbox cap still cannot push more than this into the controller.
+    """
+    encoded = 4 * ((max_bytes + 1 + 2) // 3)
+    lines = encoded // 76 + 1
+    return encoded + lines * (64 + 4) + 64 * 1024
+
+
+def shell_join(argv):
+    """One command line for channels that take a string (ssh, Ansible connections)."""
+    return " ".join(shlex.quote(arg) for arg in argv)
+
+
+# ---------------------------------------------------------------- the sandbox program
+
+_PRELUDE = r"""
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}; export PATH
+LC_ALL=C; export LC_ALL
+T=%(token)s
+say() { printf '%%s:%%s\n' "$T" "$*"; }
+refuse() { say "REFUSE $1 $2"; exit 0; }
+for t in readlink stat head base64 od sed tr sleep kill; do
+  command -v "$t" >/dev/null 2>&1 || refuse missing_tool "the sandbox has no '$t' (install coreutils or busybox)"
+done
+"""
+
+# readlink's output keeps a trailing newline of the name: '; printf x' then strip 'x' and
+# the one newline readlink adds (a bare $(...) would eat every trailing newline).
+_RESOLVE = _PRELUDE + r"""
+p=%(path)s
+r=$(readlink -f -- "$p" 2>/dev/null && printf x) || refuse unresolvable "readlink -f cannot resolve the path"
+r=${r%%x}; r=${r%%?}
+[ -n "$r" ] || refuse unresolvable "readlink -f gave nothing"
+[ -e "$r" ] || refuse missing "no such file"
+say "RESOLVED $(printf '%%s' "$r" | od -An -v -tx1 | tr -d ' \n')"
+say DONE
+"""
+
+_READ = _PRELUDE + r"""
+r=%(path)s
+max=%(max_bytes)d
+[ -L "$r" ] && refuse swapped "the resolved path became a symlink after pass 2"
+[ -e "$r" ] || refuse missing "no such file"
+[ -p "$r" ] && refuse fifo "a FIFO is never opened (it could block forever)"
+[ -f "$r" ] || refuse not_regular "not a regular file"
+[ -r "$r" ] || refuse unreadable "permission denied"
+# A FIFO swapped in between the test above and the open would block the open: a watchdog
+# kills this shell after the timeout. Its output goes nowhere so it cannot hold the channel.
+( sleep %(open_timeout)d; kill -9 $$ ) >/dev/null 2>&1 </dev/null &
+w=$!
+command exec 3< "$r" || { kill $w 2>/dev/null; refuse unreadable "cannot open"; }
+kill $w 2>/dev/null
+fd=/proc/self/fd/3
+[ -e "$fd" ] || fd=/dev/fd/3
+o=$(readlink "$fd" 2>/dev/null && printf x) || refuse unverifiable "cannot read the descriptor's path (is /proc mounted in the sandbox?)"
+o=${o%%x}; o=${o%%?}
+[ "$o" = "$r" ] || refuse swapped "the opened file is not the validated path (name swapped after pass 2)"
+s=$(stat -L -c '%%f %%h %%s' "$fd" 2>/dev/null) || refuse unverifiable "stat on the open descriptor failed"
+set -- $s
+[ $# -eq 3 ] || refuse unverifiable "unexpected stat output"
+say "STAT $1 $2 $3"
+[ $(( 0x$1 & 0xF000 )) -eq $(( 0x8000 )) ] || refuse not_regular "the open descriptor is not a regular file"
+[ "$2" -eq 1 ] || refuse hard_link "the file has $2 hard links (an alias of another name)"
+[ "$3" -le "$max" ] || refuse too_large "the file has $3 bytes, more than max_bytes=$max"
+say BEGIN
+head -c $(( max + 1 )) <&3 | base64 | sed "s/^/$T:D:/"
+say END
+exec 3<&-
+say DONE
+"""
+
+
+def new_token():
+    """A random token for the marker lines of one call."""
+    return secrets.token_hex(12)
+
+
+def resolve_program(path, token):
+    """The sandbox program of the resolve step, as an argv for the exec channel."""
+    _check_token(token)
+    return ["/bin/sh", "-c", _RESOLVE % {"token": token, "path": shlex.quote(path)}]
+
+
+def read_program(resolved, token, max_bytes=DEFAULT_MAX_BYTES, open_timeout=DEFAULT_OPEN_TIMEOUT_S):
+    """The sandbox program of the read step, as an argv for the exec channel."""
+    _check_token(token)
+    return ["/bin/sh", "-c", _READ % {
+        "token": token, "path": shlex.quote(resolved), "max_bytes": int(max_bytes),
+        "open_timeout": int(open_timeout),
+    }]
+
+
+def _check_token(token):
+    if not _TOKEN_RE.match(token):
+        raise ValueError("marker token must be 16 to 64 lowercase hex digits")
+
+
+# ---------------------------------------------------------------- parsing the output
+
+def parse_output(stdout, token):
+    """Split the program's stdout into records; everything without the token is noise.
+
+    Returns {"refuse": (code, reason) or None, "resolved": bytes or None,
+    "stat": (mode_hex, nlink, size) or None, "begin": bool, "end": bool, "done": bool,
+    "data": [bytes lines], "noise": int}. Raises ValueError on a malformed tagged line.
+    """
+    prefix = token.encode() + b":"
+    result = {"refuse": None, "resolved": None, "stat": None, "begin": False, "end": False,
+              "done": False, "data": [], "noise": 0}
+    for raw in stdout.split(b"\n"):
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        if not line.startswith(prefix):
+            if line.strip():
+                result["noise"] += 1
+            continue
+        rest = line[len(prefix):]
+        if rest.startswith(b"D:"):
+            if not result["begin"] or result["end"]:
+                raise ValueError("payload line outside BEGIN/END")
+            result["data"].append(rest[2:])
+        elif rest.startswith(b"REFUSE "):
+            code, _, reason = rest[7:].decode("utf-8", "replace").partition(" ")
+            result["refuse"] = (code, reason)
+        elif rest.startswith(b"RESOLVED "):
+            hexpath = rest[9:].strip()
+            try:
+                result["resolved"] = binascii.unhexlify(hexpath)
+            except (binascii.Error, ValueError):
+                raise ValueError("malformed RESOLVED line") from None
+        elif rest.startswith(b"STAT "):
+            fields = rest[5:].split()
+            if len(fields) != 3 or not all(re.match(rb"^[0-9a-fA-F]+$", f) for f in fields[:1]) or not (
+                fields[1].isdigit() and fields[2].isdigit()
+            ):
+                raise ValueError("malformed STAT line")
+            result["stat"] = (int(fields[0], 16), int(fields[1]), int(fields[2]))
+        elif rest == b"BEGIN":
+            if result["begin"]:
+                raise ValueError("second BEGIN")
+            result["begin"] = True
+        elif rest == b"END":
+            if not result["begin"] or result["end"]:
+                raise ValueError("END without BEGIN")
+            result["end"] = True
+        elif rest == b"DONE":
+            result["done"] = True
+        else:
+            raise ValueError("unknown tagged line %r" % rest[:40])
+    return result
+
+
+def decode_payload(lines):
+    """Strict base64 of the tagged payload lines; raises ValueError on anything else."""
+    for index, line in enumerate(lines):
+        if not _B64_LINE.match(line):
+            raise ValueError("payload line %d is not base64" % (index + 1))
+        if b"=" in line and index != len(lines) - 1:
+            raise ValueError("padding before the last payload line")
+    joined = b"".join(lines)
+    if len(joined) % 4:
+        raise ValueError("payload length %d is not a multiple of 4" % len(joined))
+    try:
+        return base64.b64decode(joined, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError("payload is not valid base64: %s" % exc) from None
+
+
+# ---------------------------------------------------------------- landing (controller side)
+
+def land_file(data, dest_dir, name, private=False, executable=False, overwrite=True):
+    """Write ``data`` as ``dest_dir/name`` atomically; return (path, mode, changed).
+
+    Touches the file system: temp file created O_EXCL|O_NOFOLLOW in the destination
+    directory, chmod to 0644 (0600 when ``private``; matching execute bits only when
+    ``executable``; never setuid/setgid/sticky), fsync, rename over the final name, fsync
+    of the directory. An identical existing file (same bytes and mode) is left alone.
+    Nothing is left behind when it fails.
+    """
+    mode = MODE_PRIVATE if private else MODE_PUBLIC
+    if executable:
+        mode |= (mode & 0o444) >> 2
+    if name != safe_name(name):
+        raise FetchError("destination name %r is not a safe file name; use %r" % (name, safe_name(name)))
+    try:
+        dfd = os.open(dest_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise FetchError("destination directory %s: %s; create it first" % (dest_dir, exc.strerror)) from None
+    final = os.path.join(dest_dir, name)
+    try:
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if not stat.S_ISREG(st.st_mode):
+                raise FetchError("destination %s exists and is not a regular file; remove it or pick another name"
+                                 % final)
+            if not overwrite:
+                raise FetchError("destination %s exists; remove it or allow overwrite" % final)
+            if stat.S_IMODE(st.st_mode) == mode and st.st_size == len(data) and _same_content(dfd, name, data):
+                return final, mode, False
+        tmp = None
+        for _ in range(100):
+            candidate = ".%s.sgfetch-%s" % (name[:40], secrets.token_hex(6))
+            try:
+                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             0o600, dir_fd=dfd)
+            except FileExistsError:
+                continue
+            tmp = candidate
+            break
+        if tmp is None:
+            raise FetchError("cannot create a temporary file in %s" % dest_dir)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+        os.fsync(dfd)
+        return final, mode, True
+    finally:
+        os.close(dfd)
+
+
+def _same_content(dfd, name, data):
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(len(data) + 1) == data
+
+
+# ---------------------------------------------------------------- the whole protocol
+
+def _report(src, dest_dir, max_bytes, home, strict):
+    return {
+        "src": src, "resolved": None, "dest": None, "dest_dir": dest_dir, "fetched": False,
+        "changed": False, "refused": None, "refused_code": None, "stage": None,
+        "size": None, "sha256": None, "mode": None, "remote_mode": None,
+        "max_bytes": max_bytes, "remote_home": home, "strict": bool(strict),
+        "bytes_received": 0, "noise_lines": 0, "elapsed": 0.0,
+    }
+
+
+def _refuse(report, stage, code, reason, started):
+    report.update(refused=reason, refused_code=code, stage=stage, elapsed=round(time.monotonic() - started, 3))
+    return report
+
+
+def _run(exec_fn, argv, report):
+    rc, out, err = exec_fn(argv)
+    out = out or b""
+    report["bytes_received"] += len(out) + len(err or b"")
+    return rc, out, err or b""
+
+
+def fetch(exec_fn, src, dest_dir, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, strict=False, name=None,
+          private=False, executable=False, overwrite=True, open_timeout=DEFAULT_OPEN_TIMEOUT_S,
+          after_pass2=None):
+    """Fetch ``src`` from the sandbox behind ``exec_fn`` into ``dest_dir``; return a report.
+
+    ``exec_fn(argv) -> (rc, stdout, stderr)`` runs ``argv`` in the sandbox. The report has
+    ``fetched`` and ``changed`` (bools), ``dest``, ``size``, ``sha256``, ``mode`` of what
+    landed, ``remote_mode`` (octal string, setid bits shown but never carried), ``refused``
+    (a sentence, or None) with ``refused_code`` and ``stage`` (strict, pass1, resolve,
+    pass2, read, decode, land), and ``bytes_received`` (every stdout+stderr byte the
+    channel delivered). ``after_pass2`` is a hook called between pass 2 and the read (tests
+    use it to swap names in). Bad input (a malformed home, a missing destination) raises
+    FetchError; exceptions of ``exec_fn`` propagate.
+    """
+    started = time.monotonic()
+    if not isinstance(max_bytes, int) or max_bytes < 0:
+        raise FetchError("max_bytes must be a non-negative integer, got %r" % (max_bytes,))
+    home = check_home(remote_home)
+    report = _report(src, dest_dir, max_bytes, home, strict)
+    if strict:
+        return _refuse(report, "strict", "strict", "strict mode: remote files are never fetched", started)
+    if not os.path.isdir(dest_dir):
+        raise FetchError("destination directory %s does not exist; create it first" % dest_dir)
+    target_name = safe_name(name if name else src if isinstance(src, str) else "")
+
+    problem = check_path(src, home)
+    if problem:
+        return _refuse(report, "pass1", problem[0], problem[1], started)
+
+    token = new_token()
+    rc, out, _err = _run(exec_fn, resolve_program(src, token), report)
+    try:
+        parsed = parse_output(out, token)
+    except ValueError as exc:
+        return _refuse(report, "resolve", "protocol", "malformed sandbox output: %s" % exc, started)
+    report["noise_lines"] += parsed["noise"]
+    if parsed["refuse"]:
+        code, reason = parsed["refuse"]
+        return _refuse(report, "resolve", code, "%s: %s" % (src, reason), started)
+    if parsed["resolved"] is None or not parsed["done"]:
+        return _refuse(report, "resolve", "protocol",
+                       "the sandbox did not report a resolved path (exit status %s)" % rc, started)
+    resolved = parsed["resolved"].decode("utf-8", "surrogateescape")
+    report["resolved"] = resolved
+
+    problem = check_path(resolved, home)
+    if problem:
+        return _refuse(report, "pass2", problem[0], "resolved to %s: %s" % (resolved, problem[1]), started)
+
+    if after_pass2 is not None:
+        after_pass2(resolved)
+
+    token = new_token()
+    rc, out, _err = _run(exec_fn, read_program(resolved, token, max_bytes, open_timeout), report)
+    if len(out) > output_limit(max_bytes):
+        return _refuse(report, "read", "too_large",
+                       "the sandbox sent %d bytes, more than max_bytes=%d allows" % (len(out), max_bytes), started)
+    try:
+        parsed = parse_output(out, token)
+    except ValueError as exc:
+        return _refuse(report, "read", "protocol", "malformed sandbox output: %s" % exc, started)
+    report["noise_lines"] += parsed["noise"]
+    if parsed["stat"]:
+        report["remote_mode"] = "%05o" % stat.S_IMODE(parsed["stat"][0])
+    if parsed["refuse"]:
+        code, reason = parsed["refuse"]
+        return _refuse(report, "read", code, "%s: %s" % (resolved, reason), started)
+    if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
+        return _refuse(report, "read", "protocol",
+                       "the sandbox program ended early (exit status %s; killed by the open watchdog if 137)" % rc,
+                       started)
+    mode_bits, nlink, size = parsed["stat"]
+    # The same decisions as inside the sandbox, on the values the sandbox reported.
+    if not stat.S_ISREG(mode_bits):
+        return _refuse(report, "read", "not_regular", "%s: not a regular file" % resolved, started)
+    if nlink != 1:
+        return _refuse(report, "read", "hard_link", "%s: %d hard links" % (resolved, nlink), started)
+    if size > max_bytes:
+        return _refuse(report, "read", "too_large", "%s: %d bytes > max_bytes=%d" % (resolved, size, max_bytes),
+                       started)
+    try:
+        data = decode_payload(parsed["data"])
+    except ValueError as exc:
+        return _refuse(report, "decode", "decode", "%s: %s" % (resolved, exc), started)
+    if len(data) > max_bytes:
+        return _refuse(report, "decode", "too_large",
+                       "%s: more than max_bytes=%d bytes arrived although the size said %d" % (resolved, max_bytes,
+                                                                                               size), started)
+    if len(data) != size:
+        return _refuse(report, "decode", "changed",
+                       "%s: %d bytes arrived but the descriptor said %d (file changed while read?)"
+                       % (resolved, len(data), size), started)
+    dest, mode, changed = land_file(data, dest_dir, target_name, private=private, executable=executable,
+                                    overwrite=overwrite)
+    report.update(dest=dest, fetched=True, changed=changed, size=len(data),
+                  sha256=hashlib.sha256(data).hexdigest(), mode="%04o" % mode, stage="done",
+                  elapsed=round(time.monotonic() - started, 3))
+    return report

@@ -1,0 +1,43 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""An exec channel into the local machine (subprocess), for tests and local sandboxes.
+
+``local_exec(argv)`` has the shape ``fetch.fetch`` expects: (rc, stdout, stderr). It
+reads at most ``max_output`` bytes of stdout and kills the command beyond that, like the
+ssh and Docker transports do.
+"""
+import subprocess
+
+from .fetch import DEFAULT_MAX_BYTES, output_limit
+
+
+class LocalExec:
+    """Run argv locally; optional ``prefix`` (e.g. ``["runuser", "-u", "agent", "--"]``)."""
+
+    def __init__(self, prefix=None, max_output=None, timeout=120):
+        self.prefix = list(prefix or [])
+        self.max_output = output_limit(DEFAULT_MAX_BYTES) if max_output is None else max_output
+        self.timeout = timeout
+
+    def __call__(self, argv):
+        proc = subprocess.Popen(self.prefix + list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            out = proc.stdout.read(self.max_output + 1)
+            if len(out) > self.max_output:
+                proc.kill()
+            err = proc.stderr.read(64 * 1024)
+            rc = proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+            err = b"timed out"
+        finally:
+            proc.stdout.close()
+            proc.stderr.close()
+        return rc, out, err
+
+
+def local_exec(argv):
+    """Run argv on this machine with the default output cap."""
+    return LocalExec()(argv)
