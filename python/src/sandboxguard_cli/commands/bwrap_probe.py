@@ -1,0 +1,89 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard bwrap-probe`: can the agent user run the bubblewrap sandbox, and does it isolate?"""
+import json
+import os
+
+from sandboxguard import bwrap
+
+from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "bwrap-probe", help="probe bubblewrap as the agent user and run the isolation checks",
+        description="Find bwrap, compare its version with the minimum, read the user namespace knobs "
+                    "and AppArmor state, then start the real sandbox as the agent user (never as root: root "
+                    "passes where the agent user fails) and run the isolation checks inside it. Exit 0 when "
+                    "everything passed, 1 when the probe or a check failed (the reason and the fix are "
+                    "printed), 2 on bad input.")
+    parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
+    parser.add_argument("--user", metavar="USER",
+                        help="the agent user to probe as (required when run as root; root itself is refused)")
+    parser.add_argument("--bwrap", metavar="PATH", help="the bwrap to probe (default: the first bwrap on PATH)")
+    parser.add_argument("--min-version", default=bwrap.DEFAULT_MIN_VERSION, metavar="X.Y.Z",
+                        help="minimum bwrap version (default %(default)s)")
+    parser.add_argument("--profile", choices=bwrap.PROFILES, default=bwrap.DEFAULT_PROFILE,
+                        help="sandbox profile to probe (default %(default)s)")
+    parser.add_argument("--check", action="append", choices=bwrap.ISOLATION_CHECKS, metavar="CHECK",
+                        help="run only this isolation check (repeatable; default: all of %s)"
+                             % ", ".join(bwrap.ISOLATION_CHECKS))
+    parser.add_argument("--timeout", type=float, default=bwrap.DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help="give up on the sandbox after this many seconds (default %(default)s)")
+    parser.add_argument("--print-apparmor-profile", action="store_true",
+                        help="print the AppArmor profile that grants bwrap 'userns' and exit")
+    parser.set_defaults(func=run)
+
+
+def _print_human(report):
+    bw = report["bwrap"]
+    status = "PASS" if report["ok"] else "FAIL"
+    print("bwrap probe: %s (%s)" % (status, report["reason"]))
+    if bw["path"]:
+        print("  bwrap      %s, version %s (minimum %s)%s" % (
+            bw["path"], bw["version"] or "unknown", report["min_version"], ", setuid" if bw["setuid"] else ""))
+    else:
+        print("  bwrap      not found")
+    print("  prlimit    %s" % (report["prlimit"]["path"] or "not found"))
+    userns = report["userns"]
+    print("  userns     max_user_namespaces=%s unprivileged_userns_clone=%s apparmor_restrict=%s" % (
+        userns["max_user_namespaces"], userns["unprivileged_userns_clone"], userns["apparmor_restrict"]))
+    if report["user"]:
+        print("  probed as  %s (uid %d)" % (report["user"]["name"], report["user"]["uid"]))
+    for check in report["isolation"]:
+        mark = {"pass": "ok  ", "fail": "FAIL", "skipped": "skip", "not_run": "----"}[check["status"]]
+        print("  [%s] %-22s %s" % (mark, check["name"], check["detail"]))
+    for warning in report["warnings"]:
+        print("  warning: %s" % warning)
+    if not report["ok"]:
+        print("  reason: %s" % report["message"])
+        print("  fix (%s): %s" % (report["remediation"], report["remediation_text"]))
+
+
+def run(args):
+    if args.print_apparmor_profile:
+        path = bwrap.find_bwrap(args.bwrap)
+        if path is None:
+            raise UsageError("--print-apparmor-profile: no bwrap found; pass --bwrap /path/to/bwrap")
+        try:
+            print(bwrap.apparmor_profile(os.path.realpath(path)), end="")
+        except ValueError as exc:
+            raise UsageError("--bwrap: %s" % exc) from None
+        return EXIT_OK
+    if bwrap.parse_version(args.min_version) is None:
+        raise UsageError("--min-version %r: give a version like 0.9.0" % args.min_version)
+    if args.bwrap and bwrap.find_bwrap(args.bwrap) is None:
+        raise UsageError("--bwrap %s: no such executable; give the path of bwrap" % args.bwrap)
+    if args.timeout <= 0:
+        raise UsageError("--timeout %s: must be more than 0 seconds" % args.timeout)
+    who = bwrap.resolve_probe_user(args.user)
+    if "error" in who:
+        fix = "pass --user AGENT" if os.geteuid() == 0 else "run as that user"
+        raise UsageError("--user %s: %s (%s)" % (args.user or "(unset)", who["message"], fix))
+    report = bwrap.probe(user=args.user, min_version=args.min_version, checks=args.check, profile=args.profile,
+                         bwrap=args.bwrap, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        _print_human(report)
+    return EXIT_OK if report["ok"] else EXIT_FINDINGS
