@@ -20,7 +20,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(TOP, "python", "src", "sandboxguard")
 TARGET = os.path.join(TOP, "plugins", "module_utils", "sandboxguard")
-HEADER = "# GENERATED from python/src/sandboxguard/{name} by tools/sync_module_utils.py: edit the source, not this copy.\n"
+HEADER = "# GENERATED from python/src/sandboxguard/{name} by tools/sync_module_utils.py: edit the source, not this copy.\n"  # noqa: E501
 
 
 def expected_copies(source=SOURCE):

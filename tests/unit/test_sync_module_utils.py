@@ -9,7 +9,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 
 def load_sync():
-    spec = importlib.util.spec_from_file_location("sync_module_utils", os.path.join(TOP, "tools", "sync_module_utils.py"))
+    path = os.path.join(TOP, "tools", "sync_module_utils.py")
+    spec = importlib.util.spec_from_file_location("sync_module_utils", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,0 +1,73 @@
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Module-side glue shared by the modules that walk a tree: options, diff, warnings."""
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
+
+WALK_ARGUMENT_SPEC = dict(
+    paths=dict(type="list", elements="path", required=True),
+    one_file_system=dict(type="bool", default=True),
+    prune_mounts=dict(type="bool", default=True),
+    budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
+    max_listed=dict(type="int", default=stripmod.DEFAULT_MAX_LISTED),
+    fail_on_errors=dict(type="bool", default=True),
+)
+
+
+def _line(entry, before):
+    mode = entry["mode_before"] if before else entry["mode_after"]
+    text = "%s mode=%s" % (entry["path"], mode)
+    if "chown" in entry["actions"]:
+        text += " owner=%s:%s" % ((entry["uid"], entry["gid"]) if before else
+                                  (entry.get("uid_after", "?"), entry.get("gid_after", "?")))
+    if entry["caps_before"]:
+        text += " caps=%s" % (entry["caps_before"] if before else "(none)")
+    return text + "\n"
+
+
+def report_diff(report):
+    """A before/after diff of the listed findings, for --diff."""
+    return {
+        "before": "".join(_line(e, True) for e in report["files"]),
+        "after": "".join(_line(e, False) for e in report["files"] if not e.get("error")),
+        "before_header": "privileged files",
+        "after_header": "after strip" if not report["dry_run"] else "after strip (check mode)",
+    }
+
+
+def run_walk_module(module, **kwargs):
+    """Run the walk for a module's params; exit_json or fail_json with the report."""
+    params = module.params
+    query = kwargs.pop("query", False)
+    dry_run = kwargs.pop("dry_run", False) or module.check_mode
+    if params["budget"] < 0:
+        module.fail_json(msg="budget must be 0 (no limit) or a positive number of seconds, got %s" % params["budget"])
+    try:
+        report = stripmod.run(
+            params["paths"], dry_run=dry_run,
+            budget=params["budget"], max_listed=params["max_listed"],
+            one_file_system=params["one_file_system"], prune_mounts=params["prune_mounts"], **kwargs)
+    except RootRefused as exc:
+        module.fail_json(msg="refused root %s" % exc, path=exc.path)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    result = dict(report)
+    if query:
+        result["changed"] = False
+    if module._diff and report["files"]:
+        result["diff"] = report_diff(report)
+    if not report["complete"]:
+        module.warn("the walk of %s stopped after %.1fs (budget %.1fs) before it finished; run again or raise budget"
+                    % (", ".join(report["roots"]), report["elapsed"], params["budget"]))
+    errors = report["errors"]
+    if errors:
+        summary = "; ".join("%s: %s" % (e["path"], e["error"]) for e in errors[:5])
+        more = report["counts"]["errors"] - min(5, len(errors))
+        text = "%d file(s) could not be processed: %s%s" % (
+            report["counts"]["errors"], summary, " (and %d more)" % more if more > 0 else "")
+        if params["fail_on_errors"]:
+            module.fail_json(msg=text, **result)
+        for e in errors:
+            module.warn("%s: %s: %s" % (e["path"], e["op"], e["error"]))
+    module.exit_json(**result)

@@ -1,0 +1,104 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: file_caps
+short_description: List or clear file capabilities under sandbox directories or on single files
+version_added: 0.1.0
+description:
+  - Reads C(security.capability) of every regular file under each path in one race-safe walk,
+    decodes it (revisions 1, 2 and 3 of C(vfs_cap_data)) into the text C(getcap) prints, and
+    with O(state=absent) removes it.
+  - A file capability such as C(cap_net_raw=ep) or C(cap_sys_admin=ep) written by a root
+    container into a bind mount keeps working on the host; removing it is as important as
+    removing a setuid bit (see M(sandboxguard.boundary.setid_strip)).
+  - Unlike C(community.general.capabilities), the xattr is removed entirely (no empty
+    C(security.capability) is left behind) and a second run reports no change. No libcap
+    tools are needed on the target.
+author:
+  - sandboxguard contributors
+options:
+  state:
+    description:
+      - V(absent) removes file capabilities; V(query) only lists them (never changes anything).
+    type: str
+    choices: [absent, query]
+    default: absent
+  method:
+    description:
+      - V(xattr) removes the C(security.capability) xattr.
+      - V(chown) re-chowns each file to its own uid and gid, which makes the kernel drop the
+        capability (capabilities(7)); as a side effect the kernel also clears the setuid bit,
+        and the setgid bit of a group-executable file. This is the method the Hermes strip
+        container uses when it holds no CAP_SETFCAP.
+    type: str
+    choices: [xattr, chown]
+    default: xattr
+extends_documentation_fragment:
+  - sandboxguard.boundary.walk
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would be cleared and changes nothing.
+  diff_mode:
+    support: full
+    description: Shows each file's capabilities before and after.
+  platform:
+    platforms: posix
+    support: full
+    description: Linux only.
+"""
+
+EXAMPLES = r"""
+- name: List file capabilities in a sandbox (read-only)
+  become: true
+  sandboxguard.boundary.file_caps:
+    paths: ["/srv/hermes/sandboxes/docker"]
+    state: query
+  register: caps
+
+- name: Show them
+  ansible.builtin.debug:
+    msg: "{{ caps.files | map(attribute='path') | zip(caps.files | map(attribute='caps_before')) | list }}"
+
+- name: Clear every file capability below the sandbox directories
+  become: true
+  sandboxguard.boundary.file_caps:
+    paths:
+      - /srv/hermes/sandboxes/docker/task-42/workspace
+    state: absent
+
+- name: Clear the capability of one file
+  become: true
+  sandboxguard.boundary.file_caps:
+    paths: [/srv/hermes/sandboxes/docker/task-42/workspace/dist/ping]
+"""
+
+RETURN = r"""
+changed:
+  description: Whether a capability was removed (in check mode, whether one would be). Always false for O(state=query).
+  returned: always
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.walk_module import (
+    WALK_ARGUMENT_SPEC,
+    run_walk_module,
+)
+
+
+def main():
+    argument_spec = dict(WALK_ARGUMENT_SPEC)
+    argument_spec.update(
+        state=dict(type="str", choices=["absent", "query"], default="absent"),
+        method=dict(type="str", choices=["xattr", "chown"], default="xattr"),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    query = module.params["state"] == "query"
+    run_walk_module(module, actions=["caps"], caps_method=module.params["method"], dry_run=query, query=query)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: setid_strip
+short_description: Remove setuid and setgid bits from regular files under sandbox directories
+version_added: 0.1.0
+description:
+  - Walks each path once, race-safely, and clears S_ISUID and S_ISGID on every regular file,
+    keeping all other permission bits, the owner, the contents and the mtime.
+  - Files a root container writes into a bind mount arrive on the host root-owned, and a
+    setuid bit on such a file is a privilege escalation for anyone on the host who runs it;
+    container hardening (C(--cap-drop ALL), C(nosuid), C(no-new-privileges)) does not travel
+    with the file.
+  - Optionally gives ownership back first (O(owner), O(group)), as the Hermes teardown does;
+    the kernel clears setuid, setgid and file capabilities on a file it chowns.
+  - In the same walk, O(caps=true) also removes C(security.capability) (see
+    M(sandboxguard.boundary.file_caps) for capabilities alone).
+  - Setgid directories, FIFOs, sockets and device nodes are never changed or opened.
+author:
+  - sandboxguard contributors
+options:
+  setuid:
+    description: Clear the setuid bit.
+    type: bool
+    default: true
+  setgid:
+    description: Clear the setgid bit (on regular files only; setgid directories keep it).
+    type: bool
+    default: true
+  caps:
+    description: Also remove file capabilities (C(security.capability)) in the same walk.
+    type: bool
+    default: false
+  owner:
+    description:
+      - Give files and directories owned by root back to this user (name or uid) before
+        stripping (ownership return). Unset means owners are not changed.
+    type: str
+  group:
+    description:
+      - Group (name or gid) for O(owner)'s ownership return. Defaults to O(owner)'s primary group.
+    type: str
+extends_documentation_fragment:
+  - sandboxguard.boundary.walk
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would be stripped and changes nothing.
+  diff_mode:
+    support: full
+    description: Shows each file's mode (and owner) before and after.
+  platform:
+    platforms: posix
+    support: full
+    description: Linux only (C(/proc/self/fd) and C(/proc/self/mountinfo)).
+"""
+
+EXAMPLES = r"""
+- name: Strip setuid/setgid bits from a sandbox's bind-mount sources
+  become: true
+  sandboxguard.boundary.setid_strip:
+    paths:
+      - /srv/hermes/sandboxes/docker/task-42/workspace
+      - /srv/hermes/sandboxes/docker/task-42/home
+
+- name: Audit only (check mode) and show what would change
+  become: true
+  sandboxguard.boundary.setid_strip:
+    paths: ["{{ hermes_home }}/sandboxes/docker"]
+  check_mode: true
+  diff: true
+  register: setid_audit
+
+- name: Give ownership back to the agent user, then strip bits and capabilities in one walk
+  become: true
+  sandboxguard.boundary.setid_strip:
+    paths: ["{{ hermes_home }}/sandboxes/docker"]
+    owner: hermes
+    caps: true
+    budget: 30
+"""
+
+RETURN = r"""
+changed:
+  description: Whether any file was changed (in check mode, whether any would be).
+  returned: always
+  type: bool
+"""
+
+import grp
+import pwd
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.walk_module import (
+    WALK_ARGUMENT_SPEC,
+    run_walk_module,
+)
+
+
+def resolve_owner(module, owner, group):
+    """(uid, gid) for owner/group given as names or numbers."""
+    try:
+        entry = pwd.getpwuid(int(owner)) if owner.isdigit() else pwd.getpwnam(owner)
+        uid, gid = entry.pw_uid, entry.pw_gid
+    except KeyError:
+        if not owner.isdigit():
+            module.fail_json(msg="owner %r: no such user on this host" % owner)
+        uid, gid = int(owner), -1
+    if group is not None:
+        try:
+            gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+        except KeyError:
+            module.fail_json(msg="group %r: no such group on this host" % group)
+    if gid == -1:
+        module.fail_json(msg="owner %s has no passwd entry: give group too" % owner)
+    return uid, gid
+
+
+def main():
+    argument_spec = dict(WALK_ARGUMENT_SPEC)
+    argument_spec.update(
+        setuid=dict(type="bool", default=True),
+        setgid=dict(type="bool", default=True),
+        caps=dict(type="bool", default=False),
+        owner=dict(type="str"),
+        group=dict(type="str"),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           required_by={"group": "owner"})
+    p = module.params
+    actions = []
+    chown_to = None
+    if p["owner"] is not None:
+        chown_to = resolve_owner(module, p["owner"], p["group"])
+        actions.append("chown")
+    if p["setuid"] or p["setgid"]:
+        actions.append("setid")
+    if p["caps"]:
+        actions.append("caps")
+    if not actions:
+        module.fail_json(msg="nothing to do: setuid, setgid and caps are all false and no owner is given")
+    run_walk_module(module, actions=actions, chown_to=chown_to, setuid=p["setuid"], setgid=p["setgid"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Mount points from /proc/self/mountinfo (proc(5)).
+
+A bind mount of the same filesystem has the same st_dev as its parent, so `find -xdev`
+walks into it; only mountinfo tells the two apart. Paths there are octal-escaped
+(space as \\040, tab \\011, newline \\012, backslash \\134) and may hold any bytes, so
+they are decoded to bytes here and compared as bytes.
+"""
+import os
+import re
+
+MOUNTINFO = "/proc/self/mountinfo"
+
+_OCTAL = re.compile(rb"\\([0-7]{3})")
+
+
+def decode_path(field):
+    """Undo mountinfo's octal escapes in one path field (bytes in, bytes out)."""
+    return _OCTAL.sub(lambda match: bytes((int(match.group(1), 8) & 0xFF,)), field)
+
+
+def parse_mountinfo(data):
+    """Parse mountinfo text (bytes) into a list of dicts.
+
+    Each dict: mount_id (int), parent_id (int), dev ("major:minor"), root (bytes, the
+    path inside the filesystem), mount_point (bytes), fstype (str), source (bytes).
+    Malformed lines are skipped.
+    """
+    mounts = []
+    for line in data.split(b"\n"):
+        fields = line.split(b" ")
+        if len(fields) < 10 or b"-" not in fields[6:]:
+            continue
+        sep = fields.index(b"-", 6)
+        try:
+            mounts.append({
+                "mount_id": int(fields[0]),
+                "parent_id": int(fields[1]),
+                "dev": fields[2].decode("ascii", "replace"),
+                "root": decode_path(fields[3]),
+                "mount_point": decode_path(fields[4]),
+                "fstype": fields[sep + 1].decode("utf-8", "replace") if len(fields) > sep + 1 else "",
+                "source": decode_path(fields[sep + 2]) if len(fields) > sep + 2 else b"",
+            })
+        except (ValueError, IndexError):
+            continue
+    return mounts
+
+
+def read_mountinfo(path=MOUNTINFO):
+    """Read and parse the calling process's mountinfo (touches the system)."""
+    with open(path, "rb") as handle:
+        return parse_mountinfo(handle.read())
+
+
+def _is_under(path, root):
+    root = root.rstrip(b"/") or b"/"
+    if root == b"/":
+        return path != b"/"
+    return path.startswith(root + b"/")
+
+
+def mount_points_under(root, mounts):
+    """Mount points strictly below `root` (bytes or str, an absolute real path).
+
+    Returns a sorted list of bytes paths. `mounts` is parse_mountinfo()'s result.
+    """
+    root_b = os.fsencode(root)
+    return sorted({m["mount_point"] for m in mounts if _is_under(m["mount_point"], root_b)})
+
+
+def mount_id_of_fd(fd, proc="/proc/self/fdinfo"):
+    """The mount id of an open descriptor, from /proc/self/fdinfo/N (touches the system).
+
+    Returns None where the kernel does not report it (before Linux 3.15).
+    """
+    with open("%s/%d" % (proc, fd), "rb") as handle:
+        for line in handle:
+            if line.startswith(b"mnt_id:"):
+                return int(line.split()[1])
+    return None

@@ -1,0 +1,145 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard scan` and `sandboxguard strip`: privileged files under sandbox directories."""
+import json
+import sys
+
+from sandboxguard import strip as stripmod
+from sandboxguard.roots import RootRefused
+
+from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+
+
+def _budget(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError("--budget %r: give seconds as a number (0 for no limit)" % text) from None
+    if value < 0:
+        raise UsageError("--budget %s: must be 0 (no limit) or more" % text)
+    return value
+
+
+def _owner(text):
+    try:
+        uid, _, gid = text.partition(":")
+        return int(uid), int(gid) if gid else -1
+    except ValueError:
+        raise UsageError("--chown-to %r: give numeric UID:GID, e.g. 1000:1000" % text) from None
+
+
+def _common(parser):
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="sandbox directories (absolute paths)")
+    parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
+    parser.add_argument("--no-caps", action="store_true", help="leave file capabilities out")
+    parser.add_argument("--budget", default=str(stripmod.DEFAULT_BUDGET_S), metavar="SECONDS",
+                        help="stop after this many seconds and report complete: false (default %(default)s; 0 = none)")
+    parser.add_argument("--max-listed", type=int, default=stripmod.DEFAULT_MAX_LISTED, metavar="N",
+                        help="list at most N findings (the rest are counted); default %(default)s")
+    parser.add_argument("--cross-mounts", action="store_true",
+                        help="walk into nested mounts (default: stay on the root's mount and prune the rest)")
+
+
+def register(subparsers):
+    scan = subparsers.add_parser(
+        "scan", help="report setuid/setgid files and file capabilities under PATHs",
+        description="Report setuid/setgid regular files and file capabilities under PATHs. Changes nothing. "
+                    "Exit 0 when clean, 1 when something was found or the walk stopped early, 2 on bad input.")
+    _common(scan)
+    scan.add_argument("--no-setid", action="store_true", help="leave setuid/setgid out")
+    scan.set_defaults(func=run_scan)
+
+    strip = subparsers.add_parser(
+        "strip", help="remove setuid/setgid bits and file capabilities under PATHs",
+        description="Strip setuid/setgid bits from regular files and clear security.capability under PATHs, "
+                    "race-safely, never following symlinks. Exit 0 when everything found was fixed, 1 when "
+                    "something remains (per-file errors, a skipped hard link, the budget ran out), 2 on bad input.")
+    _common(strip)
+    strip.add_argument("--no-setid", action="store_true", help="leave setuid/setgid bits alone")
+    strip.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    strip.add_argument("--chown-to", metavar="UID:GID",
+                       help="first give root-owned files and directories to UID:GID (ownership return)")
+    strip.add_argument("--caps-method", choices=stripmod.CAPS_METHODS, default="xattr",
+                       help="remove the xattr (default) or re-chown each file to its own owner")
+    strip.add_argument("--hardlinks", choices=stripmod.HARDLINK_POLICIES, default="strip",
+                       help="files with more than one name: strip them (default) or only report them")
+    strip.set_defaults(func=run_strip)
+
+
+def _progress():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(counts):
+        sys.stderr.write("\r  %d dirs, %d files, %d setid, %d caps ..." % (
+            counts["dirs"], counts["files"], counts["setid"], counts["caps"]))
+        sys.stderr.flush()
+    return show
+
+
+def _run(args, dry_run, **kwargs):
+    progress = None if args.json else _progress()
+    try:
+        report = stripmod.run(
+            args.paths, dry_run=dry_run, budget=_budget(args.budget), max_listed=args.max_listed,
+            prune_mounts=not args.cross_mounts, one_file_system=not args.cross_mounts,
+            progress=progress, **kwargs)
+    except RootRefused as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\033[K")
+    if args.json:
+        json.dump(report, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        print_human(report, sys.stdout)
+    return EXIT_FINDINGS if stripmod.findings_remain(report) else EXIT_OK
+
+
+def run_scan(args):
+    actions = [a for a, on in (("setid", not args.no_setid), ("caps", not args.no_caps)) if on]
+    return _run(args, True, actions=actions)
+
+
+def run_strip(args):
+    actions = [a for a, on in (("chown", bool(args.chown_to)), ("setid", not args.no_setid),
+                               ("caps", not args.no_caps)) if on]
+    chown_to = _owner(args.chown_to) if args.chown_to else None
+    return _run(args, args.dry_run, actions=actions, chown_to=chown_to,
+                caps_method=args.caps_method, hardlinks=args.hardlinks)
+
+
+def print_human(report, out):
+    """The people's view of a report: findings, then pruned mounts and errors, then a summary."""
+    c = report["counts"]
+    for entry in report["files"]:
+        what = []
+        if "chown" in entry["actions"]:
+            what.append("owner %d:%d" % (entry["uid"], entry["gid"]))
+        if entry["mode_before"] != entry["mode_after"] or {"setuid", "setgid"} & set(entry["actions"]):
+            what.append("mode %s -> %s" % (entry["mode_before"], entry["mode_after"]))
+        if entry["caps_before"]:
+            what.append("caps %s" % entry["caps_before"])
+        if entry["nlink"] > 1 and entry["type"] == "file":
+            what.append("%d links" % entry["nlink"])
+        if entry.get("skipped"):
+            what.append("SKIPPED: " + entry["skipped"])
+        if entry.get("error"):
+            what.append("ERROR: " + entry["error"])
+        out.write("%s  %s\n" % (entry["path"], ", ".join(what)))
+    if c["unlisted"]:
+        out.write("... and %d more not listed (raise --max-listed)\n" % c["unlisted"])
+    for path in report["pruned_mounts"]:
+        out.write("pruned mount point (not walked): %s\n" % path)
+    for err in report["errors"]:
+        out.write("error: %s: %s: %s\n" % (err["path"], err["op"], err["error"]))
+    state = "complete" if report["complete"] else "INCOMPLETE (budget ran out; run again or raise --budget)"
+    found = "%d setid, %d with capabilities" % (c["setid"], c["caps"])
+    if c["chown"]:
+        found += ", %d root-owned" % c["chown"]
+    outcome = "nothing changed (dry run)" if report["dry_run"] else ("fixed" if report["changed"] else "nothing to fix")
+    out.write("%s: walked %d dirs, %d files in %.2fs; found %s; %s; %d errors; walk %s\n" % (
+        ", ".join(report["roots"]), c["dirs"], c["files"], report["elapsed"], found, outcome, c["errors"], state))
