@@ -235,7 +235,8 @@ command exec 3< "$r" || { kill $w 2>/dev/null; refuse unreadable "cannot open"; 
 kill $w 2>/dev/null
 fd=/proc/self/fd/3
 [ -e "$fd" ] || fd=/dev/fd/3
-o=$(readlink "$fd" 2>/dev/null && printf x) || refuse unverifiable "cannot read the descriptor's path (is /proc mounted in the sandbox?)"
+o=$(readlink "$fd" 2>/dev/null && printf x) ||
+  refuse unverifiable "cannot read the descriptor's path (is /proc mounted in the sandbox?)"
 o=${o%%x}; o=${o%%?}
 [ "$o" = "$r" ] || refuse swapped "the opened file is not the validated path (name swapped after pass 2)"
 s=$(stat -L -c '%%f %%h %%s' "$fd" 2>/dev/null) || refuse unverifiable "stat on the open descriptor failed"
@@ -350,7 +351,7 @@ def decode_payload(lines):
 
 # ---------------------------------------------------------------- landing (controller side)
 
-def land_file(data, dest_dir, name, private=False, executable=False, overwrite=True):
+def land_file(data, dest_dir, name, *, private=False, executable=False, overwrite=True):
     """Write ``data`` as ``dest_dir/name`` atomically; return (path, mode, changed).
 
     Touches the file system: temp file created O_EXCL|O_NOFOLLOW in the destination
@@ -446,7 +447,7 @@ def _run(exec_fn, argv, report):
     return rc, out, err or b""
 
 
-def fetch(exec_fn, src, dest_dir, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, strict=False, name=None,
+def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, strict=False, name=None,
           private=False, executable=False, overwrite=True, open_timeout=DEFAULT_OPEN_TIMEOUT_S,
           after_pass2=None):
     """Fetch ``src`` from the sandbox behind ``exec_fn`` into ``dest_dir``; return a report.
