@@ -1,0 +1,360 @@
+# GENERATED from python/src/sandboxguard/home_mode.py by tools/sync_module_utils.py: edit the source, not this copy.
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""TERMINAL_HOME_MODE: which HOME an agent's terminal children get, and eval isolation.
+
+Terminal children inherit the operator's HOME, crontab and user D-Bus, so one eval run
+can leave cron jobs, scripts and user services behind for months (seed 002). The agent
+already has the contract that fixes it:
+
+============  =====================================================================
+mode          children's HOME
+============  =====================================================================
+``auto``      the real HOME on a host; ``{HERMES_HOME}/home`` inside a container
+``real``      always the real HOME
+``profile``   always ``{HERMES_HOME}/home``
+============  =====================================================================
+
+``isolated``, ``profile_home`` and ``profile-home`` mean ``profile``; ``host``, ``user``,
+``real_home`` and ``real-home`` mean ``real``. As in the agent, the profile home only
+counts when the directory exists, and a parent whose HOME already is the profile home is
+repaired back to the real home.
+
+Pure functions take the environment as a plain mapping and the host facts (is this a
+container, does a directory exist, the account's home from the password database) as
+arguments, so every rule is testable without a container. The functions that touch the
+process or the file system say so in their names: ``apply_*`` mutates the mapping it is
+given, ``ensure_*`` creates directories, ``eval_isolation`` changes ``os.environ``.
+"""
+import contextlib
+import os
+import tempfile
+
+DEFAULT_MODE = "auto"
+MODES = ("auto", "real", "profile")
+MODE_ALIASES = {
+    "isolated": "profile",
+    "profile_home": "profile",
+    "profile-home": "profile",
+    "host": "real",
+    "user": "real",
+    "real_home": "real",
+    "real-home": "real",
+}
+MODE_ENV = "TERMINAL_HOME_MODE"
+REAL_HOME_ENV = "HERMES_REAL_HOME"
+HERMES_HOME_ENV = "HERMES_HOME"
+# The value the agent itself exported for the temp vars; a temp var equal to it is ours to
+# re-derive, any other value was set by the user or the OS and is kept.
+SCRATCH_MARKER_ENV = "HERMES_SCRATCH_DIR"
+TMP_ENV_VARS = ("TMPDIR", "TMP", "TEMP")
+# Without these, `systemctl --user` cannot find the operator's user manager.
+USER_BUS_ENV_VARS = ("DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
+CRONTAB_FILE_ENV = "EVAL_CRONTAB_FILE"
+
+PROFILE_HOME_DIR = "home"
+SCRATCH_SUBDIR = ("cache", "scratch")
+SHIM_BIN_SUBDIR = ("cache", "eval-bin")
+CRONTAB_TABLE_NAME = "crontab"
+PRIVATE_DIR_MODE = 0o700
+
+
+class HomeModeError(ValueError):
+    """A value that is not a home mode; the message names the accepted values."""
+
+
+def accepted_modes_text():
+    """The accepted values, for error messages and docs."""
+    aliases = ", ".join("%s (%s)" % (alias, mode) for alias, mode in sorted(MODE_ALIASES.items()))
+    return "%s; aliases: %s" % (", ".join(MODES), aliases)
+
+
+def normalize_mode(value):
+    """Return ``auto``, ``real`` or ``profile`` for *value*.
+
+    ``None`` and blank strings are ``auto``; case and surrounding blanks are ignored;
+    aliases map to their mode. Anything else raises :class:`HomeModeError`.
+    """
+    text = "" if value is None else str(value).strip().lower()
+    if not text:
+        return DEFAULT_MODE
+    text = MODE_ALIASES.get(text, text)
+    if text not in MODES:
+        raise HomeModeError(
+            "%s=%r is not a home mode: use one of %s" % (MODE_ENV, str(value), accepted_modes_text())
+        )
+    return text
+
+
+def _env_value(env, key):
+    return str(env.get(key) or "").strip()
+
+
+def norm_path(path):
+    """A comparable absolute form of *path* (``~`` expanded, no trailing slash); ``""`` for blank."""
+    raw = (path or "").strip()
+    if not raw:
+        return ""
+    return os.path.normpath(os.path.abspath(os.path.expanduser(raw)))
+
+
+def profile_home_path(hermes_home):
+    """``{HERMES_HOME}/home`` for *hermes_home* (whether or not it exists); None for blank."""
+    home = norm_path(hermes_home)
+    return os.path.join(home, PROFILE_HOME_DIR) if home else None
+
+
+def scratch_dir_path(hermes_home):
+    """``{HERMES_HOME}/cache/scratch``: the temp directory children get."""
+    return os.path.join(norm_path(hermes_home), *SCRATCH_SUBDIR)
+
+
+def existing_profile_home(env, isdir=os.path.isdir):
+    """The profile home of ``env["HERMES_HOME"]`` when that directory exists, else None."""
+    candidate = profile_home_path(_env_value(env, HERMES_HOME_ENV))
+    return candidate if candidate and isdir(candidate) else None
+
+
+def account_home(uid=None):
+    """The home directory of *uid* (default: this process) in the password database, or None."""
+    try:
+        import pwd  # noqa: PLC0415 - POSIX only; the rest of the module is portable
+
+        return pwd.getpwuid(os.getuid() if uid is None else uid).pw_dir or None
+    except (ImportError, KeyError):
+        return None
+
+
+def detect_container(root="/"):
+    """True when this process runs in a container (docker, podman, lxc, kubernetes).
+
+    Reads ``/.dockerenv``, ``/run/.containerenv`` and ``/proc/1/cgroup`` under *root*,
+    and PID 1's ``container=`` environment marker when readable.
+    """
+    if os.path.exists(os.path.join(root, ".dockerenv")) or os.path.exists(os.path.join(root, "run", ".containerenv")):
+        return True
+    try:
+        with open(os.path.join(root, "proc", "1", "cgroup"), encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+        if any(word in text for word in ("docker", "kubepods", "lxc", "libpod", "containerd")):
+            return True
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(root, "proc", "1", "environ"), "rb") as handle:
+            return any(item.startswith(b"container=") for item in handle.read().split(b"\0"))
+    except OSError:
+        return False
+
+
+def real_home(env, account=None, isdir=os.path.isdir):
+    """The OS user's real home for *env*, never the profile home.
+
+    Candidates in trust order: ``HERMES_REAL_HOME``, ``HOME``, then *account* (the
+    password database's home). The first that is not the profile home wins; None when
+    there is none (the agent falls back to the temp dir; we never point HOME there).
+    """
+    profile = existing_profile_home(env, isdir)
+    profile_key = norm_path(profile)
+    for candidate in (_env_value(env, REAL_HOME_ENV), _env_value(env, "HOME"), (account or "").strip()):
+        key = norm_path(candidate)
+        if key and key != profile_key:
+            return candidate
+    return None
+
+
+def resolve_subprocess_home(env, in_container=False, account=None, isdir=os.path.isdir):
+    """The HOME a terminal child should get, or None to leave the parent's HOME alone.
+
+    Precedence, as in the agent:
+    1. ``profile``: the profile home (None when ``{HERMES_HOME}/home`` does not exist);
+    2. ``real``: the real home, or None when HOME already is it;
+    3. ``auto``: the profile home inside a container; on a host, the real home when the
+       parent's HOME is empty or is the profile home (repair), else None.
+    Raises :class:`HomeModeError` for an unknown ``TERMINAL_HOME_MODE``.
+    """
+    mode = normalize_mode(env.get(MODE_ENV))
+    profile = existing_profile_home(env, isdir)
+    if mode == "profile":
+        return profile
+    real = real_home(env, account, isdir)
+    current = _env_value(env, "HOME")
+    repaired = real if real and norm_path(real) != norm_path(current) else None
+    if mode == "real":
+        return repaired
+    if profile and in_container:
+        return profile
+    if not current or (profile and norm_path(current) == norm_path(profile)):
+        return repaired
+    return None
+
+
+def apply_scratch_tmp_env(env, scratch):
+    """Point TMPDIR, TMP and TEMP in *env* at *scratch* unless the user or OS set one.
+
+    A temp var whose value equals ``HERMES_SCRATCH_DIR`` was exported by the agent and is
+    re-derived; any other non-blank value wins and nothing changes. Returns True when
+    the vars were written.
+    """
+    ours = _env_value(env, SCRATCH_MARKER_ENV)
+    for key in TMP_ENV_VARS:
+        value = _env_value(env, key)
+        if value and value != ours:
+            return False
+    for key in TMP_ENV_VARS:
+        env[key] = scratch
+    env[SCRATCH_MARKER_ENV] = scratch
+    return True
+
+
+def ensure_private_dir(path):
+    """Create *path* (and parents) with mode 0700 when missing; return it. Touches the disk."""
+    os.makedirs(path, mode=PRIVATE_DIR_MODE, exist_ok=True)
+    return path
+
+
+def apply_subprocess_home_env(env, in_container=None, account=None, isdir=os.path.isdir, create_scratch=True):
+    """Apply the agent's subprocess HOME contract to *env* in place; return *env*.
+
+    Records the real home in ``HERMES_REAL_HOME``, sets HOME per the mode (see
+    :func:`resolve_subprocess_home`), and points TMPDIR/TMP/TEMP at
+    ``{HERMES_HOME}/cache/scratch`` unless the user or the OS already set them.
+    *in_container* None means "detect"; *account* None means "look up this uid".
+    With *create_scratch* the scratch directory is created (0700): a TMPDIR that does
+    not exist makes ``mktemp`` fail and Python's tempfile silently fall back to /tmp.
+    """
+    if in_container is None:
+        in_container = detect_container()
+    if account is None:
+        account = account_home()
+    real = real_home(env, account, isdir)
+    if real:
+        env[REAL_HOME_ENV] = real
+    home = resolve_subprocess_home(env, in_container, account, isdir)
+    if home:
+        env["HOME"] = home
+    hermes_home = _env_value(env, HERMES_HOME_ENV)
+    if hermes_home:
+        scratch = scratch_dir_path(hermes_home)
+        if apply_scratch_tmp_env(env, scratch) and create_scratch:
+            ensure_private_dir(scratch)
+    return env
+
+
+def protected_homes(env, process_home=None, account=None, in_container=False, isdir=os.path.isdir):
+    """The homes a write guard must protect: a sorted list of normalised paths.
+
+    The union of the process's own home, the real home, the subprocess home and the
+    profile home. Leaving one out is the seed's perverse case: HOME pinned to the
+    profile, and an absolute-path write into the real home goes unguarded.
+    """
+    homes = {
+        norm_path(process_home if process_home is not None else _env_value(env, "HOME")),
+        norm_path(real_home(env, account, isdir)),
+        norm_path(resolve_subprocess_home(env, in_container, account, isdir)),
+        norm_path(profile_home_path(_env_value(env, HERMES_HOME_ENV))),
+        norm_path(account),
+    }
+    homes.discard("")
+    return sorted(homes)
+
+
+def is_in_protected_home(path, homes):
+    """True when *path* (normalised, not resolved) is one of *homes* or lies under one."""
+    target = norm_path(path)
+    for home in homes:
+        if target == home or target.startswith(home.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+# --- eval isolation -------------------------------------------------------------------
+
+def isolation_layout(hermes_home):
+    """Paths an eval run under *hermes_home* uses, as a dict of plain strings."""
+    base = norm_path(hermes_home)
+    return {
+        "hermes_home": base,
+        "home": os.path.join(base, PROFILE_HOME_DIR),
+        "scratch": os.path.join(base, *SCRATCH_SUBDIR),
+        "bin": os.path.join(base, *SHIM_BIN_SUBDIR),
+        "crontab_file": os.path.join(base, CRONTAB_TABLE_NAME),
+    }
+
+
+def isolated_env(env, hermes_home, shim_bin=None, crontab_file=None, real=None):
+    """Return a new environment dict for an eval run under *hermes_home*; *env* is not changed.
+
+    HOME is the profile home, ``TERMINAL_HOME_MODE=profile``, *shim_bin* (the directory
+    holding the crontab shim) first on PATH, ``DBUS_SESSION_BUS_ADDRESS`` and
+    ``XDG_RUNTIME_DIR`` dropped, TMPDIR/TMP/TEMP at the scratch dir (always: an eval run
+    must not write to the system temp dir), and ``EVAL_CRONTAB_FILE`` naming the table.
+    """
+    layout = isolation_layout(hermes_home)
+    out = dict(env)
+    if real is None:
+        # HOME may already be this run's profile home (nested isolation): skip it
+        real = real_home(dict(env, **{HERMES_HOME_ENV: layout["hermes_home"]}), account_home())
+    if real:
+        out[REAL_HOME_ENV] = real
+    out[HERMES_HOME_ENV] = layout["hermes_home"]
+    out["HOME"] = layout["home"]
+    out[MODE_ENV] = "profile"
+    bin_dir = shim_bin or layout["bin"]
+    path = env.get("PATH") or os.defpath
+    parts = [p for p in path.split(os.pathsep) if p and norm_path(p) != norm_path(bin_dir)]
+    out["PATH"] = os.pathsep.join([bin_dir, *parts])
+    for key in USER_BUS_ENV_VARS:
+        out.pop(key, None)
+    for key in TMP_ENV_VARS:
+        out[key] = layout["scratch"]
+    out[SCRATCH_MARKER_ENV] = layout["scratch"]
+    out[CRONTAB_FILE_ENV] = crontab_file or layout["crontab_file"]
+    return out
+
+
+def ensure_isolation_dirs(hermes_home):
+    """Create the profile home, the scratch dir and the shim bin dir (0700); return the layout."""
+    layout = isolation_layout(hermes_home)
+    for key in ("home", "scratch", "bin"):
+        ensure_private_dir(layout[key])
+    return layout
+
+
+@contextlib.contextmanager
+def eval_isolation(hermes_home, shim_bin=None, crontab_file=None, environ=None):
+    """Isolate this process and its children for an eval run; restore everything on exit.
+
+    Before any agent code runs: HOME is the profile home (the process's own HOME too,
+    because tools that expand ``~`` in-process would otherwise write to the real home),
+    ``TERMINAL_HOME_MODE=profile``, the crontab shim first on PATH, no user bus, TMPDIR at
+    scratch, and Python's cached temp dir reset. Changes *environ* (default
+    ``os.environ``): process-wide, so not for concurrent use from several threads.
+    Yields the layout dict (see :func:`isolation_layout`).
+
+    *shim_bin* None installs the crontab shim into ``{HERMES_HOME}/cache/eval-bin``.
+    """
+    from . import crontab as crontab_shim  # noqa: PLC0415 - only eval isolation needs it
+
+    target = os.environ if environ is None else environ
+    layout = ensure_isolation_dirs(hermes_home)
+    if shim_bin is None:
+        crontab_shim.install_shim(layout["bin"])
+    new = isolated_env(target, hermes_home, shim_bin, crontab_file)
+    saved = {key: target.get(key) for key in set(new) | set(target)}
+    saved_tempdir = tempfile.tempdir
+    try:
+        for key in [k for k in target if k not in new]:
+            del target[key]
+        for key, value in new.items():
+            if target.get(key) != value:
+                target[key] = value
+        tempfile.tempdir = None
+        yield dict(layout, crontab_file=new[CRONTAB_FILE_ENV])
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                target.pop(key, None)
+            elif target.get(key) != value:
+                target[key] = value
+        tempfile.tempdir = saved_tempdir

@@ -1,0 +1,48 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard crontab ...`: the crontab shim (see sandboxguard/crontab.py).
+
+Everything after `crontab` is handed to the shim untouched, so it takes the real
+crontab's options and prints the real crontab's messages and exit codes (the one
+exception to the CLI's own exit-code rules). `--table FILE` first names the table;
+otherwise EVAL_CRONTAB_FILE, then {HERMES_HOME}/crontab. `--install-shim DIR` writes
+the shim as DIR/crontab, a standalone script for /usr/bin/python3 that any user can run.
+"""
+import argparse
+
+from sandboxguard import crontab as shim
+
+from ..main import UsageError
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "crontab",
+        help="a crontab that behaves like Debian's but keeps the table in the run directory",
+        description=__doc__.splitlines()[0],
+        add_help=False,
+        prefix_chars="\0",  # hand every argument, options included, to the shim
+    )
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    parser.set_defaults(func=run)
+
+
+def run(args):
+    argv = list(args.args)
+    table = None
+    if argv[:1] == ["--install-shim"]:
+        if len(argv) < 2:
+            raise UsageError("--install-shim needs a directory: sandboxguard crontab --install-shim DIR")
+        python = argv[3] if argv[2:3] == ["--python"] and len(argv) > 3 else None
+        path, changed = shim.install_shim(argv[1], python=python)
+        print("%s %s" % ("installed" if changed else "unchanged", path))
+        return 0
+    if argv[:1] == ["--table"]:
+        if len(argv) < 2:
+            raise UsageError("--table needs a file: sandboxguard crontab --table FILE [crontab options]")
+        table = argv[1]
+        argv = argv[2:]
+    elif argv[:1] and argv[0].startswith("--table="):
+        table = argv[0].split("=", 1)[1]
+        argv = argv[1:]
+    return shim.main(argv, table=table)

@@ -1,0 +1,91 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard home-env`: run a command isolated for an eval run, or under a home mode.
+
+    sandboxguard home-env --hermes-home DIR -- CMD ...      eval isolation (the default)
+    sandboxguard home-env --mode auto|real|profile -- CMD   what a terminal child gets
+    sandboxguard home-env --hermes-home DIR --json          print the environment, run nothing
+
+Eval isolation: HOME={DIR}/home, TERMINAL_HOME_MODE=profile, the crontab shim first on
+PATH with its table at {DIR}/crontab, no DBUS_SESSION_BUS_ADDRESS or XDG_RUNTIME_DIR,
+TMPDIR/TMP/TEMP at {DIR}/cache/scratch. With --mode, the agent's own contract is applied
+instead (HOME per the mode, HERMES_REAL_HOME, scratch TMPDIR unless already set), with
+no shim and the user bus left alone. The command's exit status is passed through.
+"""
+import json
+import os
+import subprocess
+import sys
+
+from sandboxguard import crontab as shim
+from sandboxguard import home_mode
+
+from ..main import UsageError
+
+TRACKED = ("HOME", "HERMES_HOME", "HERMES_REAL_HOME", "TERMINAL_HOME_MODE", "TMPDIR", "TMP", "TEMP",
+           "EVAL_CRONTAB_FILE", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "home-env",
+        help="run a command with an isolated HOME, crontab shim, no user bus and scratch TMPDIR",
+        description=__doc__.splitlines()[0],
+    )
+    parser.add_argument("--hermes-home", metavar="DIR",
+                        help="the run's Hermes home (default: $HERMES_HOME); created if missing")
+    parser.add_argument("--mode", metavar="MODE",
+                        help="apply TERMINAL_HOME_MODE MODE (auto, real, profile or an alias) instead of "
+                             "full eval isolation")
+    parser.add_argument("--json", action="store_true", help="print the resulting environment as JSON; run nothing")
+    parser.add_argument("command", nargs="*", metavar="CMD", help="the command to run (after --)")
+    parser.set_defaults(func=run)
+
+
+def build_env(args, environ):
+    """Return (env, report) for the options; raise UsageError for bad input."""
+    hermes_home = args.hermes_home or environ.get("HERMES_HOME", "").strip()
+    if args.mode is not None:
+        try:
+            mode = home_mode.normalize_mode(args.mode)
+        except home_mode.HomeModeError as exc:
+            raise UsageError("--mode: %s" % exc) from None
+        env = dict(environ)
+        if hermes_home:
+            env["HERMES_HOME"] = home_mode.norm_path(hermes_home)
+        env["TERMINAL_HOME_MODE"] = mode
+        home_mode.apply_subprocess_home_env(env)
+        report = {"isolation": False, "mode": mode}
+    else:
+        if not hermes_home:
+            raise UsageError("no run directory: pass --hermes-home DIR (or set HERMES_HOME)")
+        if os.path.realpath(home_mode.norm_path(hermes_home)) == "/":
+            raise UsageError("--hermes-home /: refusing the root directory; use a run directory")
+        layout = home_mode.ensure_isolation_dirs(hermes_home)
+        shim.install_shim(layout["bin"])
+        env = home_mode.isolated_env(environ, hermes_home)
+        report = {"isolation": True, "mode": "profile", "shim": os.path.join(layout["bin"], "crontab")}
+    report["env"] = {key: env.get(key) for key in TRACKED}
+    report["path_first"] = env.get("PATH", "").split(os.pathsep)[0]
+    return env, report
+
+
+def run(args):
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    env, report = build_env(args, os.environ)
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+        return 0
+    if not command:
+        raise UsageError("no command: sandboxguard home-env [--hermes-home DIR] -- CMD ...")
+    try:
+        status = subprocess.call(command, env=env)
+    except FileNotFoundError:
+        print("sandboxguard home-env: %s: command not found" % command[0], file=sys.stderr)
+        return 127
+    except PermissionError:
+        print("sandboxguard home-env: %s: permission denied" % command[0], file=sys.stderr)
+        return 126
+    return 128 - status if status < 0 else status
