@@ -308,11 +308,17 @@ def test_prlimit_applies_the_limits_before_bwrap():
 
 def test_hidden_files_and_docker_socket_become_empty_files_from_the_fd():
     argv = bwrap.sandbox_argv("/usr/bin/bwrap", hidden_dirs=["/home/a/.ssh"], hidden_files=["/home/a/.netrc"],
-                              masked_sockets=["/run/docker.sock"], empty_fd=5)
+                              masked_sockets=["/run/docker.sock"], empty_fds=[5, 6])
     joined = " ".join(argv)
     assert "--tmpfs /home/a/.ssh" in joined
     assert "--ro-bind-data 5 /home/a/.netrc" in joined
-    assert "--ro-bind-data 5 /run/docker.sock" in joined
+    assert "--ro-bind-data 6 /run/docker.sock" in joined
+
+
+def test_each_masked_path_needs_its_own_fd_because_bwrap_closes_it():
+    with pytest.raises(ValueError, match="one empty fd per masked path"):
+        bwrap.sandbox_argv("/usr/bin/bwrap", hidden_files=["/home/a/.netrc"], masked_sockets=["/run/docker.sock"],
+                           empty_fds=[5])
 
 
 def test_credential_stores_under_home_are_found(tmp_path):

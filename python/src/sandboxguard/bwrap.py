@@ -365,14 +365,15 @@ def prlimit_args(limits):
 
 
 def sandbox_argv(bwrap_path, *, home=None, run_user=None, profile=DEFAULT_PROFILE, prlimit_path=None,
-                 limits=None, hidden_dirs=(), hidden_files=(), masked_sockets=(), empty_fd=None,
+                 limits=None, hidden_dirs=(), hidden_files=(), masked_sockets=(), empty_fds=(),
                  command=("/bin/true",)):
     """The argv of the real invocation, the way the backend starts a command. Pure.
 
     ``--unshare-all`` plus an explicit ``--unshare-user`` (``--unshare-all`` only
     *tries* the user namespace; the probe must fail when it cannot have one).
     Hidden directories get an empty tmpfs; hidden files and the docker socket get an
-    empty file read from ``empty_fd`` (``--ro-bind-data``); ``run_user`` (/run/user/<uid>,
+    empty file read from ``empty_fds`` (``--ro-bind-data``, one fd per path: bwrap closes
+    each fd after reading it); ``run_user`` (/run/user/<uid>,
     when it exists on the host: the root is read-only, so a mount point must exist) is a tmpfs.
     """
     if profile not in PROFILES:
@@ -389,9 +390,12 @@ def sandbox_argv(bwrap_path, *, home=None, run_user=None, profile=DEFAULT_PROFIL
         argv += ["--tmpfs", run_user]
     for path in hidden_dirs:
         argv += ["--tmpfs", path]
-    if empty_fd is not None:
-        for path in list(hidden_files) + list(masked_sockets):
-            argv += ["--ro-bind-data", str(empty_fd), path]
+    masked = [*hidden_files, *masked_sockets]
+    if masked:
+        if len(empty_fds) != len(masked):
+            raise ValueError("need one empty fd per masked path (%d paths, %d fds)" % (len(masked), len(empty_fds)))
+        for fd, path in zip(empty_fds, masked):
+            argv += ["--ro-bind-data", str(fd), path]
     if home:
         argv += ["--setenv", "HOME", home]
     argv += ["--", *command]
@@ -810,15 +814,19 @@ def _make_marker():
 
 def _run_probe(bwrap_path, who, argv_options, plan, *, timeout, facts):
     """Start the real sandbox once as ``who`` with the check script; classify a failure."""
-    read_fd, write_fd = os.pipe()
-    os.close(write_fd)  # an empty pipe: every --ro-bind-data target becomes an empty file
+    # One empty pipe per masked path: each --ro-bind-data target becomes an empty file.
+    read_fds = []
     try:
-        masks = argv_options["hidden_files"] or argv_options["masked_sockets"]
-        argv = sandbox_argv(bwrap_path, empty_fd=read_fd if masks else None,
-                            command=("/bin/sh", "-c", isolation_script(plan)), **argv_options)
-        done = run_sandbox_probe(argv, who, timeout, pass_fds=(read_fd,))
+        for _ in range(len(argv_options["hidden_files"]) + len(argv_options["masked_sockets"])):
+            read_fd, write_fd = os.pipe()
+            os.close(write_fd)
+            read_fds.append(read_fd)
+        argv = sandbox_argv(bwrap_path, empty_fds=read_fds, command=("/bin/sh", "-c", isolation_script(plan)),
+                            **argv_options)
+        done = run_sandbox_probe(argv, who, timeout, pass_fds=read_fds)
     finally:
-        os.close(read_fd)
+        for read_fd in read_fds:
+            os.close(read_fd)
     result = {"ran": True, "ok": False, "returncode": done["returncode"], "stderr": done["stderr"],
               "timed_out": done["timed_out"], "elapsed": done["elapsed"],
               "argv": [*argv[:-1], "<isolation checks>"], "reason": None, "remediation": None}

@@ -1,0 +1,169 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""bwrap on this Debian 12 host: a real 0.12.0 built from Debian's trixie source, probed as a
+real unprivileged user with every isolation check green; Debian's own 0.8.0 fails the version check.
+
+Needs root (useradd, privilege drop), the apt packages in tools/apt-packages.txt (bubblewrap,
+meson, ninja-build, pkg-config, libcap-dev) and, the first time, Debian's archive for the
+source tarball (tools/build-bwrap.sh caches the build under .cache/bwrap/).
+"""
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+import pytest
+from sandboxguard import bwrap
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRC = os.path.join(TOP, "python", "src")
+AGENT = "sg-bwrap-agent"
+DEBIAN_BWRAP = "/usr/bin/bwrap"
+
+
+@pytest.fixture(scope="session")
+def built_bwrap():
+    done = subprocess.run(["bash", os.path.join(TOP, "tools", "build-bwrap.sh"), "build"], capture_output=True,
+                          text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    path = done.stdout.strip().splitlines()[-1]
+    assert bwrap.version_at_least(bwrap.read_bwrap_version(path)[0], "0.9.0")
+    return path
+
+
+@pytest.fixture(scope="session")
+def agent():
+    """A real unprivileged user with credential stores and a runtime dir holding a socket."""
+    if os.geteuid() != 0:
+        pytest.fail("these tests create a user and drop privileges: run them as root")
+    subprocess.run(["userdel", "-r", AGENT], capture_output=True, check=False)
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", AGENT], check=True)
+    entry = pwd.getpwnam(AGENT)
+    home = entry.pw_dir
+    ssh = os.path.join(home, ".ssh")
+    os.mkdir(ssh, 0o700)
+    with open(os.path.join(ssh, "id_ed25519"), "w") as handle:
+        handle.write("-----BEGIN OPENSSH PRIVATE KEY----- not really\n")
+    with open(os.path.join(home, ".netrc"), "w") as handle:
+        handle.write("machine example.org login agent password hunter2\n")
+    run_user = "/run/user/%d" % entry.pw_uid
+    os.makedirs(run_user, mode=0o700, exist_ok=True)
+    agent_socket = socket.socket(socket.AF_UNIX)
+    agent_socket.bind(os.path.join(run_user, "ssh-agent.sock"))
+    for root, dirs, files in os.walk(home):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
+    for path in (run_user, os.path.join(run_user, "ssh-agent.sock")):
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    yield entry
+    agent_socket.close()
+    shutil.rmtree(run_user, ignore_errors=True)
+    subprocess.run(["userdel", "-r", AGENT], capture_output=True, check=False)
+
+
+def cli(*args):
+    env = dict(os.environ, PYTHONPATH=SRC)
+    return subprocess.run([sys.executable, "-m", "sandboxguard_cli", "bwrap-probe", *args], capture_output=True,
+                          text=True, env=env, check=False, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def passing_report(built_bwrap, agent):
+    done = cli("--user", AGENT, "--bwrap", built_bwrap, "--json")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    return json.loads(done.stdout)
+
+
+def test_built_bwrap_passes_the_probe_as_the_agent_user(passing_report):
+    assert passing_report["ok"] is True
+    assert passing_report["reason"] == "ok"
+    assert passing_report["bwrap"]["meets_min"] is True
+    assert passing_report["user"]["name"] == AGENT
+
+
+def test_every_isolation_check_is_green_on_this_host(passing_report):
+    statuses = {check["name"]: check["status"] for check in passing_report["isolation"]}
+    expected = {name: "pass" for name in bwrap.ISOLATION_CHECKS}
+    if not bwrap.existing_docker_sockets():
+        expected["docker_socket_masked"] = "skipped"  # only when no engine runs here
+    assert statuses == expected, passing_report["isolation"]
+
+
+def test_credential_stores_of_the_agent_are_the_ones_checked(passing_report, agent):
+    (check,) = [c for c in passing_report["isolation"] if c["name"] == "credentials_hidden"]
+    assert os.path.join(agent.pw_dir, ".ssh") in check["detail"]
+    assert os.path.join(agent.pw_dir, ".netrc") in check["detail"]
+
+
+def test_the_sandbox_runs_as_the_agent_user_not_root(built_bwrap, agent):
+    """A wrapper in front of bwrap records who starts the sandbox."""
+    workdir = tempfile.mkdtemp(prefix="sg-bwrap-wrapper-", dir="/var/tmp")
+    try:
+        os.chmod(workdir, 0o777)  # noqa: S103 (the agent user appends to the log here)
+        log = os.path.join(workdir, "uids")
+        wrapper = os.path.join(workdir, "bwrap")
+        with open(wrapper, "w") as handle:
+            handle.write('#!/bin/sh\n[ "$1" = --version ] || id -u >> %s\nexec %s "$@"\n' % (log, built_bwrap))
+        os.chmod(wrapper, 0o755)  # noqa: S103 (the agent user runs it)
+        done = cli("--user", AGENT, "--bwrap", wrapper, "--json", "--check", "user_namespace")
+        assert done.returncode == 0, done.stdout + done.stderr
+        with open(log) as handle:
+            assert handle.read().split() == [str(agent.pw_uid)]
+    finally:
+        shutil.rmtree(workdir)
+
+
+def test_debian_12_bwrap_fails_the_version_check_with_the_minimum_named(agent):
+    done = cli("--user", AGENT, "--bwrap", DEBIAN_BWRAP, "--json")
+    report = json.loads(done.stdout)
+    assert done.returncode == 1
+    assert report["reason"] == "version-too-old"
+    assert report["message"] == "bwrap 0.8.0 at /usr/bin/bwrap is older than the minimum 0.9.0"
+    assert report["remediation"] == "install"
+    assert "bwrap_install_method" in report["remediation_text"]
+
+
+def test_debian_12_bwrap_human_output_names_the_fix(agent):
+    done = cli("--user", AGENT, "--bwrap", DEBIAN_BWRAP)
+    assert done.returncode == 1
+    assert "FAIL (version-too-old)" in done.stdout
+    assert "install bubblewrap >= 0.9.0" in done.stdout
+
+
+def test_probing_as_root_is_refused_with_exit_2(built_bwrap):
+    done = cli("--user", "root", "--bwrap", built_bwrap)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "refusing to probe as root" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_root_without_a_user_is_told_to_name_the_agent(built_bwrap):
+    done = cli("--bwrap", built_bwrap)
+    assert done.returncode == 2
+    assert "pass --user AGENT" in done.stderr
+
+
+def test_a_hung_sandbox_is_killed_at_the_timeout(built_bwrap, agent):
+    report = bwrap.probe(user=AGENT, bwrap=built_bwrap, timeout=1, checks=["user_namespace"])
+    assert report["ok"] is True  # the checks are fast; now make the sandbox hang
+    workdir = tempfile.mkdtemp(prefix="sg-bwrap-hang-", dir="/var/tmp")
+    try:
+        os.chmod(workdir, 0o755)  # noqa: S103 (the agent user enters it)
+        wrapper = os.path.join(workdir, "bwrap")
+        with open(wrapper, "w") as handle:
+            handle.write('#!/bin/sh\n[ "$1" = --version ] && exec %s --version\nexec sleep 30\n' % built_bwrap)
+        os.chmod(wrapper, 0o755)  # noqa: S103 (the agent user runs it)
+        report = bwrap.probe(user=AGENT, bwrap=wrapper, timeout=1, checks=["user_namespace"])
+    finally:
+        shutil.rmtree(workdir)
+    assert report["reason"] == "timeout"
+    assert report["probe"]["timed_out"] is True
+    assert report["probe"]["elapsed"] < 10
+    assert report["isolation"][0]["status"] == "not_run"
