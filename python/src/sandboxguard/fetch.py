@@ -76,6 +76,10 @@ class FetchError(Exception):
     """The request itself is bad (a malformed home, a missing destination directory)."""
 
 
+class TransportUnavailable(FetchError):
+    """A transport's optional package is not installed (the message names it)."""
+
+
 # ---------------------------------------------------------------- pure checks (pass 1/2)
 
 def _under(path, prefix):
@@ -457,13 +461,17 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     landed, ``remote_mode`` (octal string, setid bits shown but never carried), ``refused``
     (a sentence, or None) with ``refused_code`` and ``stage`` (strict, pass1, resolve,
     pass2, read, decode, land), and ``bytes_received`` (every stdout+stderr byte the
-    channel delivered). ``after_pass2`` is a hook called between pass 2 and the read (tests
+    channel delivered). A channel with a ``max_output`` attribute (ours) gets it set to
+    ``output_limit(max_bytes)``. ``after_pass2`` is a hook called between pass 2 and the read (tests
     use it to swap names in). Bad input (a malformed home, a missing destination) raises
     FetchError; exceptions of ``exec_fn`` propagate.
     """
     started = time.monotonic()
-    if not isinstance(max_bytes, int) or max_bytes < 0:
+    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
         raise FetchError("max_bytes must be a non-negative integer, got %r" % (max_bytes,))
+    if hasattr(exec_fn, "max_output"):
+        # Our transports stop reading there; see output_limit().
+        exec_fn.max_output = output_limit(max_bytes)
     home = check_home(remote_home)
     report = _report(src, dest_dir, max_bytes, home, strict)
     if strict:
