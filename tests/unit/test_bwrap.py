@@ -123,6 +123,7 @@ def test_creating_namespace_failed_otherwise_is_namespace_failed():
 @pytest.mark.parametrize(("stderr", "reason", "remediation"), [
     ("bwrap: Failed to make / slave: Permission denied", "mount-propagation-denied", "container_options"),
     ("bwrap: Can't mount proc on /newroot/proc: Operation not permitted", "proc-mount-denied", "container_options"),
+    ("bwrap: Can't mount proc on /proc: Operation not permitted", "proc-mount-denied", "container_options"),
     ("bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted", "loopback-failed", "container_options"),
     ("bwrap: setuid use of bubblewrap is not supported", "setuid-unsupported", "remove_setuid"),
     ("bwrap: execvp /bin/frobnicate: No such file or directory", "unknown", "investigate"),

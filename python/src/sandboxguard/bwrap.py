@@ -93,7 +93,8 @@ _STDERR_RULES = (
     ("userns-exhausted", "sysctl", (r"Creating new namespace failed: No space left on device",)),
     ("namespace-failed", "container_options", (r"Creating new namespace failed",)),
     ("mount-propagation-denied", "container_options", (r"Failed to make / slave",)),
-    ("proc-mount-denied", "container_options", (r"Can't mount proc on /newroot/proc",)),
+    # 0.8.0 names the path under its staging root, 0.12.0 the sandbox path.
+    ("proc-mount-denied", "container_options", (r"Can't mount proc on (?:/newroot)?/proc",)),
     ("loopback-failed", "container_options", (r"loopback: Failed RTM_NEWADDR",)),
 )
 
