@@ -356,14 +356,14 @@ def decode_payload(lines):
 
 # ---------------------------------------------------------------- landing (controller side)
 
-def land_file(data, dest_dir, name, *, private=False, executable=False, overwrite=True):
+def land_file(data, dest_dir, name, *, private=False, executable=False, overwrite=True, dry_run=False):
     """Write ``data`` as ``dest_dir/name`` atomically; return (path, mode, changed).
 
     Touches the file system: temp file created O_EXCL|O_NOFOLLOW in the destination
     directory, chmod to 0644 (0600 when ``private``; matching execute bits only when
     ``executable``; never setuid/setgid/sticky), fsync, rename over the final name, fsync
     of the directory. An identical existing file (same bytes and mode) is left alone.
-    Nothing is left behind when it fails.
+    Nothing is left behind when it fails. ``dry_run`` decides ``changed`` and writes nothing.
     """
     mode = MODE_PRIVATE if private else MODE_PUBLIC
     if executable:
@@ -388,6 +388,8 @@ def land_file(data, dest_dir, name, *, private=False, executable=False, overwrit
                 raise FetchError("destination %s exists; remove it or allow overwrite" % final)
             if stat.S_IMODE(st.st_mode) == mode and st.st_size == len(data) and _same_content(dfd, name, data):
                 return final, mode, False
+        if dry_run:
+            return final, mode, True
         tmp = None
         for _ in range(100):
             candidate = ".%s.sgfetch-%s" % (name[:40], secrets.token_hex(6))
@@ -454,7 +456,7 @@ def _run(exec_fn, argv, report):
 
 def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, strict=False, name=None,
           private=False, executable=False, overwrite=True, open_timeout=DEFAULT_OPEN_TIMEOUT_S,
-          after_pass2=None):
+          dry_run=False, after_pass2=None):
     """Fetch ``src`` from the sandbox behind ``exec_fn`` into ``dest_dir``; return a report.
 
     ``exec_fn(argv) -> (rc, stdout, stderr)`` runs ``argv`` in the sandbox. The report has
@@ -464,7 +466,9 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     pass2, read, decode, land), and ``bytes_received`` (every stdout+stderr byte the
     channel delivered). A channel with a ``max_output`` attribute (ours) gets it set to
     ``output_limit(max_bytes)``. ``after_pass2`` is a hook called between pass 2 and the read (tests
-    use it to swap names in). Bad input (a malformed home, a missing destination) raises
+    use it to swap names in). ``dry_run`` (check mode) runs every check and the transfer,
+    reports whether the destination would change, and writes nothing (``fetched`` false).
+    Bad input (a malformed home, a missing destination) raises
     FetchError; exceptions of ``exec_fn`` propagate.
     """
     started = time.monotonic()
@@ -549,8 +553,8 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
                        "%s: %d bytes arrived but the descriptor said %d (file changed while read?)"
                        % (resolved, len(data), size), started)
     dest, mode, changed = land_file(data, dest_dir, target_name, private=private, executable=executable,
-                                    overwrite=overwrite)
-    report.update(dest=dest, fetched=True, changed=changed, size=len(data),
+                                    overwrite=overwrite, dry_run=dry_run)
+    report.update(dest=dest, fetched=not dry_run, changed=changed, size=len(data),
                   sha256=hashlib.sha256(data).hexdigest(), mode="%04o" % mode, stage="done",
                   elapsed=round(time.monotonic() - started, 3))
     return report

@@ -1,0 +1,81 @@
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of sandboxguard.boundary.safe_fetch (documented in plugins/modules/safe_fetch.py).
+
+Runs on the controller. The sandbox side is the task's own connection (ssh, docker, local,
+...): the library's shell program goes over ``_low_level_execute_command``; every check,
+the decoding and the landing are the library's (``module_utils/sandboxguard/fetch.py``).
+Nothing runs through Python on the target, so targets without Python work too.
+"""
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import fetch as fetchlib
+
+ARGUMENT_SPEC = {
+    "src": {"type": "str", "required": True},
+    "dest": {"type": "path", "required": True},
+    "name": {"type": "str"},
+    "max_bytes": {"type": "int", "default": fetchlib.DEFAULT_MAX_BYTES},
+    "remote_home": {"type": "str"},
+    "strict": {"type": "bool", "default": False},
+    "private": {"type": "bool", "default": False},
+    "executable": {"type": "bool", "default": False},
+    "fail_on_refused": {"type": "bool", "default": True},
+    "open_timeout": {"type": "int", "default": fetchlib.DEFAULT_OPEN_TIMEOUT_S},
+}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = True
+
+    def _exec(self, argv):
+        """The exec channel: the task's connection, with become if the task asks for it."""
+        result = self._low_level_execute_command(fetchlib.shell_join(argv), sudoable=True,
+                                                 encoding_errors="surrogateescape")
+        stdout = to_bytes(result.get("stdout", ""), errors="surrogate_or_strict")
+        stderr = to_bytes(result.get("stderr", ""), errors="surrogate_or_strict")
+        return result.get("rc"), stdout, stderr
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if args["max_bytes"] < 0:
+            raise AnsibleActionFail("max_bytes must be 0 or more, got %d" % args["max_bytes"])
+        dest_dir = self._loader.path_dwim(args["dest"])
+        if not args["strict"] and not self._task.check_mode:
+            try:
+                os.makedirs(dest_dir, mode=0o755, exist_ok=True)
+            except OSError as exc:
+                raise AnsibleActionFail("dest %s: %s; pick a directory the controller user can create"
+                                        % (dest_dir, exc.strerror)) from None
+        elif not args["strict"] and not os.path.isdir(dest_dir):
+            # Check mode creates nothing: report what would happen without a transfer.
+            result.update(changed=True, skipped_transfer=True,
+                          msg="check mode: %s does not exist yet; the file would be fetched into it" % dest_dir)
+            return result
+        try:
+            report = fetchlib.fetch(
+                self._exec, args["src"], dest_dir, max_bytes=args["max_bytes"], remote_home=args["remote_home"],
+                strict=args["strict"], name=args["name"], private=args["private"], executable=args["executable"],
+                open_timeout=args["open_timeout"], dry_run=bool(self._task.check_mode),
+            )
+        except fetchlib.FetchError as exc:
+            raise AnsibleActionFail(to_text(exc)) from None
+        result.update(report)
+        result["changed"] = bool(report["changed"])
+        if report["refused"]:
+            result["msg"] = "refused %s (%s): %s" % (args["src"], report["refused_code"], report["refused"])
+            if args["fail_on_refused"]:
+                result["failed"] = True
+        else:
+            result["msg"] = "%s %s -> %s (%d bytes, sha256 %s)" % (
+                "would fetch" if self._task.check_mode else "fetched", args["src"], report["dest"],
+                report["size"], report["sha256"])
+        return result
