@@ -1,0 +1,484 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The privileged-file walker on real files, as root: what it changes and what it never touches."""
+import multiprocessing
+import os
+import shutil
+import stat
+import subprocess
+import threading
+import time
+
+import pytest
+
+from sandboxguard import caps as capsmod
+from sandboxguard import strip
+from sandboxguard.roots import RootRefused
+
+pytestmark = pytest.mark.root
+
+if os.geteuid() != 0:  # pragma: no cover - the suite runs as root (make test)
+    pytest.fail("tests/integration/test_strip.py must run as root (real chown, setxattr, mount)", pytrace=False)
+
+NET_RAW = capsmod.CAP_NAMES.index("cap_net_raw")
+SYS_ADMIN = capsmod.CAP_NAMES.index("cap_sys_admin")
+MODES = [True, False]  # forked worker (fchdir) and in-process (/proc/self/fd/D/NAME)
+
+
+def make_file(path, mode=0o755, data=b"#!/bin/sh\necho hi\n", uid=0, gid=0):
+    path = os.fspath(path)
+    with open(path, "wb") as handle:
+        handle.write(data)
+    os.chown(path, uid, gid)
+    os.chmod(path, mode)
+    return path
+
+
+def set_caps(path, permitted=(NET_RAW,), rootid=None):
+    os.setxattr(os.fspath(path), capsmod.XATTR_NAME,
+                capsmod.encode_vfs_cap(permitted=permitted, effective=True, rootid=rootid))
+
+
+def has_caps(path):
+    return capsmod.XATTR_NAME in os.listxattr(os.fspath(path), follow_symlinks=False)
+
+
+def mode_of(path):
+    return stat.S_IMODE(os.lstat(os.fspath(path)).st_mode)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "sandbox"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def outside(tmp_path):
+    out = tmp_path / "outside"
+    out.mkdir()
+    target = make_file(out / "host-suid", 0o4755)
+    set_caps(target)
+    return target
+
+
+# -- what is changed -------------------------------------------------------------------
+
+@pytest.mark.parametrize("fork", MODES)
+def test_setuid_and_setgid_cleared_other_bits_owner_content_mtime_kept(tree, fork):
+    f = make_file(tree / "tool", 0o7751, uid=1234, gid=4321)  # sticky + setuid + setgid + rwxr-x--x
+    os.utime(f, (1_000_000, 1_000_000))
+    report = strip.strip([str(tree)], fork=fork)
+    st = os.lstat(f)
+    assert stat.S_IMODE(st.st_mode) == 0o1751
+    assert (st.st_uid, st.st_gid) == (1234, 4321)
+    assert st.st_mtime == 1_000_000
+    with open(f, "rb") as handle:
+        assert handle.read() == b"#!/bin/sh\necho hi\n"
+    assert report["changed"] and report["complete"]
+    [entry] = report["files"]
+    assert entry["mode_before"] == "07751" and entry["mode_after"] == "01751"
+    assert entry["actions"] == ["setuid", "setgid"]
+
+
+@pytest.mark.parametrize("fork", MODES)
+def test_capability_xattr_removed_entirely_and_reported_as_getcap_text(tree, fork):
+    f = make_file(tree / "ping", 0o755)
+    set_caps(f, permitted=(NET_RAW, SYS_ADMIN))
+    report = strip.strip([str(tree)], fork=fork)
+    assert not has_caps(f)
+    [entry] = report["files"]
+    assert entry["caps_before"] == "cap_net_raw,cap_sys_admin=ep"
+    assert entry["actions"] == ["caps"]
+    assert report["counts"]["caps"] == 1
+
+
+def test_file_with_setuid_and_caps_loses_both_in_one_walk(tree):
+    f = make_file(tree / "both", 0o4755)
+    set_caps(f)
+    report = strip.strip([str(tree)])
+    assert mode_of(f) == 0o755 and not has_caps(f)
+    assert report["files"][0]["actions"] == ["setuid", "caps"]
+    assert report["counts"]["files"] == 1 and report["counts"]["setid"] == 1 and report["counts"]["caps"] == 1
+
+
+def test_caps_method_chown_clears_caps_and_keeps_owner(tree):
+    f = make_file(tree / "capfile", 0o755, uid=1000, gid=1000)
+    set_caps(f)
+    strip.strip([str(tree)], setid=False, caps_method="chown")
+    st = os.lstat(f)
+    assert not has_caps(f)
+    assert (st.st_uid, st.st_gid) == (1000, 1000)
+
+
+def test_v3_capability_with_rootid_is_reported_like_getcap_n(tree):
+    f = make_file(tree / "nscap", 0o755)
+    set_caps(f, rootid=1000)
+    report = strip.scan([str(tree)])
+    assert report["files"][0]["caps_before"] == "cap_net_raw=ep [rootid=1000]"
+    assert has_caps(f)  # scan changes nothing
+
+
+@pytest.mark.parametrize("fork", MODES)
+def test_ownership_return_runs_first_and_the_kernel_clears_bits_on_chown(tree, fork):
+    sub = tree / "dist"
+    sub.mkdir()
+    os.chown(sub, 0, 0)
+    f = make_file(sub / "suid", 0o4755)
+    g = make_file(sub / "sgid-noexec", 0o2644)  # setgid without group-exec survives chown
+    set_caps(f)
+    report = strip.strip([str(tree)], chown_to=(1000, 1000), fork=fork)
+    for path in (tree, sub, f, g):
+        st = os.lstat(path)
+        assert (st.st_uid, st.st_gid) == (1000, 1000), path
+    assert mode_of(f) == 0o755 and not has_caps(f)
+    assert mode_of(g) == 0o644
+    actions = {e["path"]: e["actions"] for e in report["files"]}
+    assert actions[str(f)] == ["chown", "setuid", "caps"]
+    assert actions[str(sub)] == ["chown"]
+
+
+def test_files_not_owned_by_root_are_not_chowned(tree):
+    f = make_file(tree / "mine", 0o644, uid=2000, gid=2000)
+    os.chown(tree, 2000, 2000)
+    report = strip.strip([str(tree)], chown_to=(1000, 1000))
+    assert os.lstat(f).st_uid == 2000
+    assert report["counts"]["chown"] == 0 and not report["changed"]
+
+
+def test_dry_run_reports_and_changes_nothing(tree):
+    f = make_file(tree / "suid", 0o4755)
+    set_caps(f)
+    report = strip.strip([str(tree)], chown_to=(1000, 1000), dry_run=True)
+    assert mode_of(f) == 0o4755 and has_caps(f) and os.lstat(f).st_uid == 0
+    assert report["dry_run"] and report["changed"]
+    assert strip.findings_remain(report)
+    assert {e["path"]: e["mode_after"] for e in report["files"]}[str(f)] == "0755"
+
+
+def test_second_strip_reports_no_change(tree):
+    make_file(tree / "suid", 0o6755)
+    assert strip.strip([str(tree)])["changed"]
+    again = strip.strip([str(tree)])
+    assert not again["changed"] and again["files"] == []
+
+
+def test_only_setuid_when_setgid_is_not_asked_for(tree):
+    f = make_file(tree / "both-bits", 0o6755)
+    strip.strip([str(tree)], setgid=False, caps=False)
+    assert mode_of(f) == 0o2755
+
+
+# -- what is never touched -------------------------------------------------------------
+
+@pytest.mark.parametrize("fork", MODES)
+def test_symlink_to_setuid_file_outside_is_not_followed(tree, outside, fork):
+    os.symlink(outside, tree / "link")
+    os.symlink(os.path.dirname(outside), tree / "dirlink")
+    report = strip.strip([str(tree)], chown_to=(1000, 1000), fork=fork)
+    assert mode_of(outside) == 0o4755 and has_caps(outside) and os.lstat(outside).st_uid == 0
+    assert report["counts"]["symlinks"] == 2 and report["counts"]["setid"] == 0
+
+
+def test_setgid_directory_keeps_its_bit(tree):
+    d = tree / "shared"
+    d.mkdir()
+    os.chmod(d, 0o2775)
+    strip.strip([str(tree)])
+    assert mode_of(d) == 0o2775
+
+
+def test_fifo_keeps_its_bits_and_is_never_opened(tree):
+    fifo = tree / "pipe"
+    os.mkfifo(fifo)
+    os.chmod(fifo, 0o4755)
+    sock_dir = tree / "sock"
+    sock_dir.mkdir()
+    done = []
+    worker = threading.Thread(target=lambda: done.append(strip.strip([str(tree)], chown_to=(1000, 1000))))
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "strip blocked on a FIFO (it must never open one)"
+    assert mode_of(fifo) == 0o4755 and os.lstat(fifo).st_uid == 0
+    assert done[0]["counts"]["special"] == 1
+
+
+def test_device_node_keeps_its_bits(tree):
+    dev = tree / "null"
+    os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.chmod(dev, 0o4666)
+    strip.strip([str(tree)])
+    assert mode_of(dev) == 0o4666
+
+
+def test_hard_link_to_outside_name_is_stripped_and_reported_with_nlink(tree, tmp_path):
+    outside_name = make_file(tmp_path / "outside-link", 0o4755)
+    os.link(outside_name, tree / "inside-link")
+    report = strip.strip([str(tree)])
+    [entry] = report["files"]
+    assert entry["nlink"] == 2
+    assert report["counts"]["hardlinks"] == 1
+    # The bits live on the inode: stripping the name inside strips every name.
+    assert mode_of(outside_name) == 0o755
+
+
+def test_hard_link_policy_skip_leaves_it_and_says_so(tree, tmp_path):
+    outside_name = make_file(tmp_path / "outside-link", 0o4755)
+    os.link(outside_name, tree / "inside-link")
+    report = strip.strip([str(tree)], hardlinks="skip")
+    assert mode_of(outside_name) == 0o4755
+    assert "hardlinks=skip" in report["files"][0]["skipped"]
+    assert report["counts"]["skipped"] == 1 and strip.findings_remain(report)
+
+
+def test_immutable_file_is_an_error_and_the_rest_is_still_processed(tree):
+    sub = tree / "a"
+    sub.mkdir()
+    locked = make_file(sub / "locked", 0o4755)
+    other = make_file(sub / "z-other", 0o4755)
+    later = tree / "b"
+    later.mkdir()
+    third = make_file(later / "third", 0o2755)
+    subprocess.run(["chattr", "+i", locked], check=True)
+    try:
+        report = strip.strip([str(tree)])
+    finally:
+        subprocess.run(["chattr", "-i", locked], check=True)
+    assert mode_of(locked) == 0o4755
+    assert mode_of(other) == 0o755 and mode_of(third) == 0o755
+    [error] = report["errors"]
+    assert error["path"] == locked and error["error"].startswith("EPERM")
+    assert report["complete"] and strip.findings_remain(report)
+
+
+# -- mounts ----------------------------------------------------------------------------
+
+@pytest.fixture
+def mounted(tree, tmp_path):
+    """A tmpfs and a same-filesystem bind mount below the root, each holding a setuid file."""
+    tmpfs = tree / "tmpfs"
+    tmpfs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "sgtest", tmpfs], check=True)
+    source = tmp_path / "bind-source"
+    source.mkdir()
+    bind = tree / "bind with space"
+    bind.mkdir()
+    subprocess.run(["mount", "--bind", source, bind], check=True)
+    files = [make_file(tmpfs / "suid", 0o4755), make_file(bind / "suid", 0o4755)]
+    yield tmpfs, bind, files
+    subprocess.run(["umount", "-l", tmpfs], check=False)
+    subprocess.run(["umount", "-l", bind], check=False)
+
+
+@pytest.mark.parametrize("fork", MODES)
+def test_nested_tmpfs_and_same_filesystem_bind_mount_are_pruned_and_reported(tree, mounted, fork):
+    tmpfs, bind, files = mounted
+    assert os.lstat(bind).st_dev == os.lstat(tree).st_dev  # -xdev alone would walk into it
+    mine = make_file(tree / "mine", 0o4755)
+    report = strip.strip([str(tree)], fork=fork)
+    for f in files:
+        assert mode_of(f) == 0o4755
+    assert mode_of(mine) == 0o755
+    assert sorted(report["pruned_mounts"]) == sorted([str(tmpfs), str(bind)])
+
+
+def test_mount_pruning_can_be_turned_off_for_same_filesystem_binds(tree, mounted):
+    tmpfs, bind, files = mounted
+    report = strip.strip([str(tree)], prune_mounts=False)
+    assert mode_of(files[1]) == 0o755  # the bind mount was walked
+    assert mode_of(files[0]) == 0o4755  # the tmpfs is still another filesystem
+    assert report["pruned_mounts"] == [str(tmpfs)]
+
+
+# -- races -----------------------------------------------------------------------------
+
+def _swap_loop(name, outside, stop_at):
+    """Replace `name` by a symlink to `outside` and back by a fresh setuid file, until stop_at."""
+    tmp_link, tmp_file = name + ".l", name + ".f"
+    while time.monotonic() < stop_at:
+        try:
+            os.symlink(outside, tmp_link)
+            os.rename(tmp_link, name)
+            make_file(tmp_file, 0o4755)
+            os.rename(tmp_file, name)
+        except OSError:
+            pass
+
+
+def _race(tree, outside, fork, racer):
+    name = str(tree / "victim")
+    make_file(name, 0o4755)
+    for i in range(30):  # other files make each walk longer, widening the window
+        make_file(tree / ("pad%02d" % i), 0o4755)
+    stop_at = time.monotonic() + 4
+    if racer == "thread":
+        worker = threading.Thread(target=_swap_loop, args=(name, outside, stop_at))
+    else:
+        worker = multiprocessing.get_context("fork").Process(target=_swap_loop, args=(name, outside, stop_at))
+    worker.start()
+    walks = 0
+    stripped_victim = 0
+    while time.monotonic() < stop_at:
+        report = strip.strip([str(tree)], fork=fork)
+        walks += 1
+        stripped_victim += any(e["path"] == name for e in report["files"])
+        assert mode_of(outside) == 0o4755 and has_caps(outside), "a change followed the symlink out"
+        for i in range(30):
+            os.chmod(tree / ("pad%02d" % i), 0o4755)
+    worker.join()
+    assert walks > 20
+    assert stripped_victim > 0  # the race was real: the victim was seen as a file too
+    assert mode_of(outside) == 0o4755 and has_caps(outside)
+
+
+@pytest.mark.slow
+def test_setuid_file_swapped_for_symlink_by_a_racing_thread_never_changes_the_target(tree, outside):
+    _race(tree, outside, fork=False, racer="thread")
+
+
+@pytest.mark.slow
+def test_setuid_file_swapped_for_symlink_by_a_racing_process_never_changes_the_target(tree, outside):
+    _race(tree, outside, fork=True, racer="process")
+
+
+def test_directory_swapped_for_symlink_after_listing_is_not_followed(tree, outside):
+    """The walk opens directories with O_NOFOLLOW relative to the parent's fd."""
+    sub = tree / "sub"
+    sub.mkdir()
+    make_file(sub / "suid", 0o4755)
+    calls = []
+
+    def swap_once(counts):
+        if not calls:
+            calls.append(1)
+            shutil.rmtree(sub)
+            os.symlink(os.path.dirname(outside), sub)
+
+    # progress runs between directories; a zero interval makes it run after the root listing
+    old = strip.PROGRESS_INTERVAL_S
+    strip.PROGRESS_INTERVAL_S = 0
+    try:
+        report = strip.strip([str(tree)], fork=False, progress=swap_once)
+    finally:
+        strip.PROGRESS_INTERVAL_S = old
+    assert calls == [1]
+    assert mode_of(outside) == 0o4755
+    assert [e["op"] for e in report["errors"]] == ["open directory"]
+    assert "ELOOP" in report["errors"][0]["error"] or "ENOTDIR" in report["errors"][0]["error"]
+
+
+# -- hostile shapes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("fork", MODES)
+def test_non_utf8_and_newline_names(tree, fork):
+    raw = os.fsencode(str(tree)) + b"/bad-\xff\xfe-name"
+    nl = os.fsencode(str(tree)) + b"/line\nbreak"
+    for p in (raw, nl):
+        make_file(os.fsdecode(p), 0o4755)
+    report = strip.strip([str(tree)], fork=fork)
+    assert mode_of(raw) == 0o755 and mode_of(nl) == 0o755
+    paths = sorted(os.fsencode(e["path"]) for e in report["files"])
+    assert paths == sorted([raw, nl])
+
+
+@pytest.mark.parametrize("fork", MODES)
+def test_tree_1000_deep_with_a_path_longer_than_path_max(tree, fork):
+    fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
+    name = "d" * 200
+    depth = 1000
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        leaf = os.open("deep-suid", os.O_WRONLY | os.O_CREAT, 0o755, dir_fd=fd)
+        os.close(leaf)
+        os.chmod("deep-suid", 0o4755, dir_fd=fd)
+        report = strip.strip([str(tree)], fork=fork, budget=0)
+        assert stat.S_IMODE(os.stat("deep-suid", dir_fd=fd).st_mode) == 0o755
+    finally:
+        os.close(fd)
+    [entry] = report["files"]
+    assert len(os.fsencode(entry["path"])) > 4096 * 40
+    assert report["counts"]["dirs"] == depth + 1 and report["complete"]
+    subprocess.run(["rm", "-rf", str(tree)], check=True)
+
+
+def test_wide_and_deep_tree_does_not_run_out_of_descriptors(tree):
+    """Every level has two subdirectories, so each ancestor has a pending sibling."""
+    fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(600):
+            os.mkdir("z-side", dir_fd=fd)
+            os.mkdir("a", dir_fd=fd)
+            nfd = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        os.close(os.open("suid", os.O_WRONLY | os.O_CREAT, 0o4755, dir_fd=fd))
+        os.chmod("suid", 0o4755, dir_fd=fd)
+        report = strip.strip([str(tree)], budget=0, fork=False)
+        assert stat.S_IMODE(os.stat("suid", dir_fd=fd).st_mode) == 0o755
+    finally:
+        os.close(fd)
+    assert report["errors"] == [] and report["counts"]["dirs"] == 1201
+
+
+def test_budget_runs_out_promptly_on_a_large_tree(tree):
+    for d in range(200):
+        sub = tree / ("pkg%03d" % d)
+        sub.mkdir()
+        for f in range(100):
+            (sub / ("f%03d" % f)).touch()
+    started = time.monotonic()
+    report = strip.scan([str(tree)], budget=0.05)
+    took = time.monotonic() - started
+    assert report["complete"] is False
+    assert report["counts"]["files"] < 20_000
+    assert took < 2.0, "a 0.05 s budget took %.2fs" % took
+    assert strip.findings_remain(report)
+
+
+def test_findings_list_is_capped_and_the_rest_counted(tree):
+    for i in range(25):
+        make_file(tree / ("s%02d" % i), 0o4755)
+    report = strip.scan([str(tree)], max_listed=10)
+    assert len(report["files"]) == 10
+    assert report["counts"]["setid"] == 25 and report["counts"]["unlisted"] == 15
+
+
+def test_callers_working_directory_never_moves(tree, tmp_path):
+    sub = tree / "x"
+    sub.mkdir()
+    make_file(sub / "s", 0o4755)
+    os.chdir(tmp_path)
+    for fork in MODES:
+        strip.strip([str(tree)], fork=fork)
+        assert os.getcwd() == str(tmp_path)
+
+
+def test_single_file_root(tree):
+    f = make_file(tree / "one", 0o4755)
+    set_caps(f)
+    report = strip.strip([f])
+    assert mode_of(f) == 0o755 and not has_caps(f)
+    assert report["files"][0]["path"] == f
+
+
+# -- refused roots ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/", "/usr", "/etc", "/usr/local/bin", "/home", "/var/lib", "/proc/1"])
+def test_system_roots_are_refused(path):
+    with pytest.raises(RootRefused) as info:
+        strip.scan([path])
+    assert "system" in str(info.value)
+
+
+def test_relative_missing_and_symlink_roots_are_refused(tree):
+    os.symlink(tree, str(tree) + "-link")
+    for bad, words in (("relative/dir", "relative"), (str(tree / "missing"), "does not exist"),
+                       (str(tree) + "-link", "symlink")):
+        with pytest.raises(RootRefused) as info:
+            strip.strip([bad])
+        assert words in str(info.value)

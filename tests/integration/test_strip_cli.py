@@ -1,0 +1,93 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard scan|strip`: exit codes, --json, one-line errors, people's output."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENV = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python", "src"))
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "sandboxguard_cli", *args], capture_output=True, text=True,
+                          env=ENV, timeout=60)
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    root = tmp_path / "sandbox"
+    (root / "dist").mkdir(parents=True)
+    tool = root / "dist" / "tool"
+    tool.write_bytes(b"\x7fELF fake")
+    os.chmod(tool, 0o4755)
+    return root, tool
+
+
+def test_scan_finds_and_exits_1_without_changing(sandbox):
+    root, tool = sandbox
+    result = cli("scan", str(root))
+    assert result.returncode == 1
+    assert "%s  mode 04755 -> 0755" % tool in result.stdout
+    assert "found 1 setid" in result.stdout and "nothing changed (dry run)" in result.stdout
+    assert os.stat(tool).st_mode & 0o7777 == 0o4755
+
+
+def test_strip_fixes_then_scan_is_clean(sandbox):
+    root, tool = sandbox
+    assert cli("strip", str(root)).returncode == 0
+    assert os.stat(tool).st_mode & 0o7777 == 0o755
+    clean = cli("scan", str(root))
+    assert clean.returncode == 0 and "found 0 setid, 0 with capabilities" in clean.stdout
+
+
+def test_json_prints_only_the_report(sandbox):
+    root, tool = sandbox
+    result = cli("scan", "--json", str(root))
+    report = json.loads(result.stdout)
+    assert result.returncode == 1 and result.stderr == ""
+    assert report["files"][0]["path"] == str(tool)
+    assert set(report) >= {"roots", "changed", "complete", "files", "counts", "pruned_mounts", "errors", "elapsed"}
+
+
+def test_strip_dry_run_changes_nothing_and_exits_0(sandbox):
+    root, tool = sandbox
+    result = cli("strip", "--dry-run", "--json", str(root))
+    assert json.loads(result.stdout)["dry_run"] is True
+    assert os.stat(tool).st_mode & 0o7777 == 0o4755
+
+
+def test_chown_to_returns_ownership(sandbox):
+    root, tool = sandbox
+    assert cli("strip", "--chown-to", "1000:1000", str(root)).returncode == 0
+    assert (os.stat(tool).st_uid, os.stat(root).st_uid) == (1000, 1000)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["scan", "/"], "/: refusing a system directory"),
+    (["scan", "/etc"], "/etc: refusing a system path"),
+    (["strip", "relative"], "relative: relative path"),
+    (["scan", "/nonexistent-sandbox"], "/nonexistent-sandbox: does not exist"),
+    (["scan", "--budget", "soon", "/tmp"], "--budget 'soon'"),
+    (["strip", "--chown-to", "bob", "/tmp"], "--chown-to 'bob'"),
+])
+def test_bad_input_is_one_line_on_stderr_and_exit_2(args, words):
+    result = cli(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_incomplete_walk_exits_1_and_says_so(tmp_path):
+    root = tmp_path / "big"
+    for d in range(100):
+        sub = root / ("d%02d" % d)
+        sub.mkdir(parents=True)
+        for f in range(100):
+            (sub / str(f)).touch()
+    result = cli("scan", "--budget", "0.01", str(root))
+    assert result.returncode == 1 and "INCOMPLETE" in result.stdout

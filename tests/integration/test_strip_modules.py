@@ -1,0 +1,97 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""setid_strip and file_caps as Ansible runs them: check mode, diff, idempotence, failures."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from sandboxguard import caps as capsmod
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ANSIBLE = os.path.join(TOP, ".venv", "bin", "ansible")
+
+
+def run_module(module, args, *flags):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    proc = subprocess.run([ANSIBLE, "localhost", "-m", "sandboxguard.boundary." + module, "-a", json.dumps(args),
+                           *flags], capture_output=True, text=True, env=env, timeout=120)
+    out = json.loads(proc.stdout)
+    return out["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    root = tmp_path / "sb"
+    root.mkdir()
+    suid = root / "suid"
+    suid.write_bytes(b"x")
+    os.chmod(suid, 0o6755)
+    capped = root / "ping"
+    capped.write_bytes(b"y")
+    os.setxattr(capped, capsmod.XATTR_NAME, capsmod.encode_vfs_cap(permitted={13}, effective=True))
+    return root, suid, capped
+
+
+def test_setid_strip_check_mode_reports_and_changes_nothing(sandbox):
+    root, suid, _ = sandbox
+    result = run_module("setid_strip", {"paths": [str(root)]}, "--check", "--diff")
+    assert result["changed"] is True and result["dry_run"] is True
+    assert os.stat(suid).st_mode & 0o7777 == 0o6755
+    assert "%s mode=06755" % suid in result["diff"]["before"]
+    assert "%s mode=0755" % suid in result["diff"]["after"]
+
+
+def test_setid_strip_then_second_run_reports_no_change(sandbox):
+    root, suid, capped = sandbox
+    first = run_module("setid_strip", {"paths": [str(root)]})
+    assert first["changed"] is True and os.stat(suid).st_mode & 0o7777 == 0o755
+    assert capsmod.XATTR_NAME in os.listxattr(capped)  # caps default to false in setid_strip
+    second = run_module("setid_strip", {"paths": [str(root)]})
+    assert second["changed"] is False and second["files"] == []
+
+
+def test_setid_strip_with_owner_returns_ownership_first(sandbox):
+    root, suid, capped = sandbox
+    result = run_module("setid_strip", {"paths": [str(root)], "owner": "1000", "group": "1000", "caps": True})
+    assert result["changed"]
+    for path in (root, suid, capped):
+        assert os.stat(path).st_uid == 1000
+    assert capsmod.XATTR_NAME not in os.listxattr(capped)
+
+
+def test_file_caps_query_never_changes(sandbox):
+    root, _, capped = sandbox
+    result = run_module("file_caps", {"paths": [str(root)], "state": "query"})
+    assert result["changed"] is False
+    assert [e["caps_before"] for e in result["files"]] == ["cap_net_raw=ep"]
+    assert capsmod.XATTR_NAME in os.listxattr(capped)
+
+
+def test_file_caps_absent_is_idempotent(sandbox):
+    root, suid, capped = sandbox
+    assert run_module("file_caps", {"paths": [str(root)]})["changed"] is True
+    assert capsmod.XATTR_NAME not in os.listxattr(capped)
+    assert os.stat(suid).st_mode & 0o7777 == 0o6755  # file_caps leaves setid bits alone
+    assert run_module("file_caps", {"paths": [str(root)]})["changed"] is False
+
+
+def test_refused_root_fails_the_task_naming_the_path():
+    result = run_module("setid_strip", {"paths": ["/usr"]})
+    assert result["failed"] is True and "/usr" in result["msg"] and "system" in result["msg"]
+
+
+def test_per_file_error_fails_the_task_unless_told_otherwise(sandbox):
+    root, suid, _ = sandbox
+    subprocess.run(["chattr", "+i", str(suid)], check=True)
+    try:
+        failed = run_module("setid_strip", {"paths": [str(root)]})
+        warned = run_module("setid_strip", {"paths": [str(root)], "fail_on_errors": False})
+    finally:
+        subprocess.run(["chattr", "-i", str(suid)], check=True)
+    assert failed["failed"] is True and str(suid) in failed["msg"] and "EPERM" in failed["msg"]
+    assert "failed" not in warned or warned["failed"] is False
+    assert any(str(suid) in w for w in warned["warnings"])
