@@ -10,7 +10,6 @@ import threading
 import time
 
 import pytest
-
 from sandboxguard import caps as capsmod
 from sandboxguard import strip
 from sandboxguard.roots import RootRefused

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from sandboxguard import strip
 
 GETCAP = shutil.which("getcap") or "/usr/sbin/getcap"

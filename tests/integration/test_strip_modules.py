@@ -6,7 +6,6 @@ import os
 import subprocess
 
 import pytest
-
 from sandboxguard import caps as capsmod
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -4,7 +4,6 @@
 import struct
 
 import pytest
-
 from sandboxguard import caps
 
 NAMED = 41  # cap_last_cap + 1 on Linux 5.9+ (cap_checkpoint_restore is 40)

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Which roots are refused, decided on resolved paths (pure)."""
 import pytest
-
 from sandboxguard.roots import refusal_reason
 
 
