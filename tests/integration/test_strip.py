@@ -283,7 +283,7 @@ def test_nested_tmpfs_and_same_filesystem_bind_mount_are_pruned_and_reported(tre
 
 
 def test_mount_pruning_can_be_turned_off_for_same_filesystem_binds(tree, mounted):
-    tmpfs, bind, files = mounted
+    tmpfs, _bind, files = mounted
     report = strip.strip([str(tree)], prune_mounts=False)
     assert mode_of(files[1]) == 0o755  # the bind mount was walked
     assert mode_of(files[0]) == 0o4755  # the tmpfs is still another filesystem
