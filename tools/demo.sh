@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# make demo: the problem and the fix, on this machine, with a real container.
+#
+# 1. A root container writes into a bind mount of a Hermes-style sandbox directory: one
+#    run hardened (--cap-drop ALL, no-new-privileges, read-only root) still leaves a
+#    setuid-root binary on the host; one with Docker's default capabilities leaves a
+#    cap_net_raw+ep file as well.
+# 2. `sandboxguard scan` finds them (exit 1).
+# 3. The remediation playbook (sandboxguard.boundary.remediate) strips them.
+# 4. `sandboxguard scan` comes back clean (exit 0); owners and contents are unchanged.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export PATH=$top/.venv/bin:$PATH
+export ANSIBLE_COLLECTIONS_PATH=$top/.cache/collections ANSIBLE_CONFIG=$top/ansible.cfg
+image=${SANDBOXGUARD_DEMO_IMAGE:-sandboxguard/debian:12}
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+demo=$top/.cache/demo
+workspace=$demo/hermes/sandboxes/docker/demo-task/workspace
+rm -rf "$demo"
+mkdir -p "$workspace"
+
+say "1. A hardened root container (--cap-drop ALL, no-new-privileges, read-only) writes into the bind mount $workspace"
+docker run --rm --network none --cap-drop ALL --security-opt no-new-privileges --read-only \
+  --mount "type=bind,source=$workspace,target=/workspace" "$image" \
+  sh -c 'mkdir -p /workspace/dist && cp /bin/sh /workspace/dist/rootshell && chmod 4755 /workspace/dist/rootshell && echo "  container: wrote /workspace/dist/rootshell mode $(stat -c %a /workspace/dist/rootshell) as uid $(id -u)"'
+
+say "   ... and one with Docker's default capabilities (CAP_SETFCAP is among them) sets a file capability"
+docker run --rm --network none \
+  --mount "type=bind,source=$workspace,target=/workspace" "$image" \
+  python3 -c '
+import os, shutil, struct
+shutil.copy("/bin/true", "/workspace/dist/netprobe")
+# vfs_cap_data revision 2, effective flag, permitted = cap_net_raw (13): what `setcap cap_net_raw=ep` writes
+os.setxattr("/workspace/dist/netprobe", "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0))
+print("  container: set cap_net_raw=ep on /workspace/dist/netprobe")'
+
+echo "  on the host:"
+ls -l "$workspace/dist" | sed 's/^/    /'
+if command -v getcap >/dev/null; then getcap -r "$workspace" | sed 's/^/    getcap: /'; fi
+before=$(cd "$workspace/dist" && stat -c '%n %U:%G' ./* && sha256sum ./*)
+
+say "2. Audit: sandboxguard scan $workspace"
+set +e
+sandboxguard scan "$workspace"
+rc=$?
+set -e
+echo "  exit code $rc (1 = findings)"
+[ "$rc" -eq 1 ] || { echo "demo: expected the scan to find the files (exit 1), got $rc" >&2; exit 1; }
+
+say "3. Remediate: ansible-playbook sandboxguard.boundary.remediate (the setid_strip module, caps too)"
+ansible-playbook -i localhost, -c local -e ansible_python_interpreter=/usr/bin/python3 sandboxguard.boundary.remediate \
+  -e "{\"sandboxguard_paths\": [\"$workspace\"]}" --diff
+
+say "4. Audit again"
+sandboxguard scan "$workspace"
+echo "  exit code 0 (clean)"
+ls -l "$workspace/dist" | sed 's/^/    /'
+after=$(cd "$workspace/dist" && stat -c '%n %U:%G' ./* && sha256sum ./*)
+if [ "$before" != "$after" ]; then
+  echo "demo: owners or contents changed:" >&2; diff <(echo "$before") <(echo "$after") >&2; exit 1
+fi
+echo "  owners and contents unchanged (sha256 and owner compared before and after)"
+say "Done. Next: sandboxguard strip --help, ansible-doc sandboxguard.boundary.setid_strip"
