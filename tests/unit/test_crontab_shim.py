@@ -12,7 +12,6 @@ import pwd
 import stat
 
 import pytest
-
 from sandboxguard import crontab as ct
 
 ME = pwd.getpwuid(os.getuid()).pw_name

@@ -5,7 +5,6 @@ import os
 import tempfile
 
 import pytest
-
 from sandboxguard import home_mode as hm
 
 HH = "/srv/hermes"
