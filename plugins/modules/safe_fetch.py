@@ -39,7 +39,7 @@ description:
   - The same checks are available outside Ansible as C(sandboxguard fetch) (paramiko or the
     Docker SDK) and as the library function C(sandboxguard.fetch.fetch).
 author:
-  - sandboxguard contributors
+  - sandboxguard contributors (@sandboxguard)
 options:
   src:
     description:
