@@ -39,11 +39,11 @@ def world():
     subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=True)
     top = tempfile.mkdtemp(prefix="sg-crontab-conf-", dir="/tmp")
     try:
-        os.chmod(top, 0o755)  # noqa: S103 - the test user must reach it
+        os.chmod(top, 0o755)
         entry = pwd.getpwnam(name)
         bin_dir = os.path.join(top, "bin")
         ct.install_shim(bin_dir, python="/usr/bin/python3")
-        os.chmod(bin_dir, 0o755)  # noqa: S103 - the test user must reach it
+        os.chmod(bin_dir, 0o755)
         work = os.path.join(top, "work")  # the user's cwd, files and edit temp dirs
         run_dir = os.path.join(top, "run")  # the shim's table lives here
         for path in (work, run_dir):
@@ -175,9 +175,9 @@ def test_syntax_check_matches_the_real_crontab(world, table):
 @pytest.mark.slow
 def test_edit_sequences_match_the_real_crontab(world):
     editor = write_user_file(world, "ed.sh", b'#!/bin/sh\nsleep 1.1\nprintf "%b" "$EDLINE" >> "$1"\n')
-    os.chmod(editor, 0o755)  # noqa: S103 - the test user must reach it
+    os.chmod(editor, 0o755)
     same = write_user_file(world, "same.sh", b"#!/bin/sh\nexit ${EDRC:-0}\n")
-    os.chmod(same, 0o755)  # noqa: S103 - the test user must reach it
+    os.chmod(same, 0o755)
     steps = [
         (["-e"], b"", {"EDITOR": same}),
         (["-e"], b"", {"EDITOR": same, "EDRC": "3"}),
@@ -195,7 +195,7 @@ def test_edit_sequences_match_the_real_crontab(world):
 @pytest.mark.slow
 def test_edit_keeps_its_temporary_file_under_tmpdir_unlike_the_real_one(world):
     editor = write_user_file(world, "bad.sh", b'#!/bin/sh\nsleep 1.1\necho bad >> "$1"\n')
-    os.chmod(editor, 0o755)  # noqa: S103 - the test user must reach it
+    os.chmod(editor, 0o755)
     reset(world)
     shim = run_as(world, True, ["-e"], b"n\n", {"EDITOR": editor})
     real = run_as(world, False, ["-e"], b"n\n", {"EDITOR": editor})
