@@ -1,0 +1,227 @@
+# GENERATED from python/src/sandboxguard/sandboxes.py by tools/sync_module_utils.py: edit the source, not this copy.
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Which directories a Docker sandbox sweep may touch: pure functions over inspect data.
+
+Hermes keeps persistent sandboxes at ``<sandbox>/docker/<task>/{home,workspace}``, where
+``<sandbox>`` is ``TERMINAL_SANDBOX_DIR`` or ``{HERMES_HOME}/sandboxes``, and each profile
+under ``{HERMES_HOME}/profiles/<name>/`` has its own ``sandboxes/docker``. The host derives
+those ``<sandbox>/docker`` roots from its own configuration; a bind mount is in scope only
+when the realpath of its Source lies below one of them. Nothing a container controls
+(labels such as ``hermes-profile``, image LABELs, extra arguments, the mount's
+Destination) can add a root.
+
+Everything here takes plain data and a ``realpath`` callable (``os.path.realpath`` in
+production, a table in tests) and returns plain data.
+"""
+import os
+import posixpath
+
+from .roots import refusal_reason
+
+DOCKER_SUBDIR = "docker"
+HERMES_LABEL = "hermes-agent"
+
+REASON_IN_SCOPE = "bind mount below the host-derived sandbox root %s"
+REASON_NOT_BIND = "not a bind mount (type %s): the engine owns it"
+REASON_MISSING = "source %s does not exist: skipped, never recreated"
+REASON_OUTSIDE = "source resolves to %s, outside every host-derived sandbox root"
+REASON_SYSTEM = "source resolves to the system path %s: never swept"
+REASON_IS_ROOT = "source is the sandbox root %s itself, not a task directory below it"
+
+
+def derive_sandbox_roots(hermes_homes=(), sandbox_dir=None, extra_roots=(), profile_names=None):
+    """The ``<sandbox>/docker`` roots the host derives, unresolved, in a stable order.
+
+    ``hermes_homes``: HERMES_HOME directories. ``sandbox_dir``: TERMINAL_SANDBOX_DIR when
+    set. ``profile_names``: {hermes_home: [profile names found under profiles/]} (the
+    caller lists the directory; this stays pure). ``extra_roots``: roots the operator
+    names explicitly, taken as they are.
+    Returns a list of dicts: path, source (what it was derived from).
+    """
+    roots = []
+    if sandbox_dir:
+        roots.append({"path": posixpath.join(sandbox_dir, DOCKER_SUBDIR), "source": "TERMINAL_SANDBOX_DIR"})
+    for home in hermes_homes:
+        roots.append({"path": posixpath.join(home, "sandboxes", DOCKER_SUBDIR), "source": "HERMES_HOME %s" % home})
+        for name in sorted((profile_names or {}).get(home, ())):
+            if not name or name.startswith(".") or "/" in name:
+                continue
+            roots.append({"path": posixpath.join(home, "profiles", name, "sandboxes", DOCKER_SUBDIR),
+                          "source": "profile %s of %s" % (name, home)})
+    for extra in extra_roots:
+        roots.append({"path": extra, "source": "operator"})
+    seen, unique = set(), []
+    for root in roots:
+        if root["path"] not in seen:
+            seen.add(root["path"])
+            unique.append(root)
+    return unique
+
+
+def resolve_roots(roots, realpath):
+    """Resolve derived roots; drop (with a reason) those that are relative or system paths.
+
+    Returns (usable, refused): usable is a list of dicts path, realpath, source;
+    refused a list of dicts path, reason.
+    """
+    usable, refused = [], []
+    seen = set()
+    for root in roots:
+        path = root["path"]
+        if not posixpath.isabs(path):
+            refused.append({"path": path, "reason": "relative path; sandbox roots must be absolute"})
+            continue
+        real = realpath(path)
+        reason = refusal_reason(real)
+        if reason:
+            refused.append({"path": path, "reason": reason})
+            continue
+        if real in seen:
+            continue
+        seen.add(real)
+        usable.append({"path": path, "realpath": real, "source": root["source"]})
+    return usable, refused
+
+
+def _below(path, root):
+    return path.startswith(root.rstrip("/") + "/")
+
+
+def mount_scope(mount, roots, realpath, exists):
+    """Decide one mount from ``docker inspect`` (its ``Mounts[]`` entry).
+
+    ``roots``: resolve_roots()'s usable list. ``realpath(path)`` and ``exists(path)``
+    are injected. Returns a dict: source, realpath, destination, type, rw, in_scope,
+    reason, root (the matching root's realpath or None).
+    """
+    kind = mount.get("Type", "")
+    source = mount.get("Source", "")
+    result = {"source": source, "realpath": None, "destination": mount.get("Destination", ""),
+              "type": kind, "rw": bool(mount.get("RW", True)), "in_scope": False, "reason": "", "root": None}
+    if kind != "bind":
+        result["reason"] = REASON_NOT_BIND % (kind or "unknown")
+        return result
+    if not source or not posixpath.isabs(source):
+        result["reason"] = "bind source %r is not an absolute path" % source
+        return result
+    if not exists(source):
+        result["reason"] = REASON_MISSING % source
+        return result
+    real = realpath(source)
+    result["realpath"] = real
+    system = refusal_reason(real)
+    if system:
+        result["reason"] = REASON_SYSTEM % real
+        return result
+    for root in roots:
+        if real == root["realpath"]:
+            result["reason"] = REASON_IS_ROOT % root["realpath"]
+            return result
+        if _below(real, root["realpath"]):
+            result.update(in_scope=True, root=root["realpath"], reason=REASON_IN_SCOPE % root["realpath"])
+            return result
+    result["reason"] = REASON_OUTSIDE % real
+    return result
+
+
+def container_summary(inspect):
+    """The few fields of a ``docker inspect`` container document the report shows."""
+    config = inspect.get("Config") or {}
+    state = inspect.get("State") or {}
+    labels = config.get("Labels") or {}
+    return {
+        "id": inspect.get("Id", "")[:12],
+        "name": (inspect.get("Name") or "").lstrip("/"),
+        "image": config.get("Image", ""),
+        "status": state.get("Status", ""),
+        "hermes": labels.get(HERMES_LABEL) == "1",
+        "task_id": labels.get("hermes-task-id"),
+        "profile": labels.get("hermes-profile"),
+    }
+
+
+def scope_containers(inspects, roots, realpath, exists):
+    """Scope decisions for every mount of every container, and the sweep targets.
+
+    Returns (containers, targets): containers is a list of container_summary() dicts
+    each with ``mounts`` (mount_scope() dicts); targets is a list of dicts realpath,
+    root, containers (ids), one per distinct in-scope directory, sorted by realpath.
+    A directory nested below another target is folded into it (one walk covers both).
+    """
+    containers, by_path = [], {}
+    for inspect in inspects:
+        summary = container_summary(inspect)
+        summary["mounts"] = [mount_scope(m, roots, realpath, exists) for m in inspect.get("Mounts") or ()]
+        containers.append(summary)
+        for mount in summary["mounts"]:
+            if mount["in_scope"]:
+                target = by_path.setdefault(mount["realpath"], {"realpath": mount["realpath"], "root": mount["root"],
+                                                                "containers": []})
+                if summary["id"] not in target["containers"]:
+                    target["containers"].append(summary["id"])
+    targets = []
+    for path in sorted(by_path):
+        parent = next((t for t in targets if _below(path, t["realpath"])), None)
+        if parent is not None:
+            for cid in by_path[path]["containers"]:
+                if cid not in parent["containers"]:
+                    parent["containers"].append(cid)
+            continue
+        targets.append(by_path[path])
+    return containers, targets
+
+
+def engine_facts(info):
+    """What ``docker info`` says about ownership of what containers write.
+
+    Returns a dict: os, rootless, userns_remap, remap_root (uid, gid) or None,
+    sweepable (bool) and reason.
+    """
+    options = info.get("SecurityOptions") or []
+    names = set()
+    for option in options:
+        for part in str(option).split(","):
+            if part.startswith("name="):
+                names.add(part[len("name="):])
+    ostype = info.get("OSType") or "linux"
+    rootless = "rootless" in names
+    remap = "userns" in names
+    remap_root = None
+    if remap:
+        # With userns-remap the engine's root dir gets a "<uid>.<gid>" suffix naming the
+        # host ids container root maps to (dockerd(8), --userns-remap).
+        tail = posixpath.basename((info.get("DockerRootDir") or "").rstrip("/"))
+        uid, _, gid = tail.partition(".")
+        if uid.isdigit() and gid.isdigit():
+            remap_root = (int(uid), int(gid))
+    facts = {"os": ostype, "rootless": rootless, "userns_remap": remap, "remap_root": remap_root,
+             "sweepable": True, "reason": ""}
+    if ostype != "linux":
+        facts.update(sweepable=False, reason="engine OSType is %s: bind mounts are not host files here" % ostype)
+    elif rootless:
+        facts["reason"] = ("rootless engine: container root is the engine's own user, so files arrive owned by "
+                           "that user, not root; the sweep still strips setid bits and capabilities but returns "
+                           "no ownership")
+    elif remap:
+        facts["reason"] = ("userns-remap: container root is host uid %s; ownership return takes files from that "
+                           "uid instead of 0" % (remap_root[0] if remap_root else "unknown"))
+    return facts
+
+
+def chown_from_uids(facts):
+    """The host uids whose files ownership return gives back, given engine facts."""
+    if facts["rootless"]:
+        return ()
+    if facts["userns_remap"]:
+        return (facts["remap_root"][0],) if facts["remap_root"] else ()
+    return (0,)
+
+
+def list_profile_names(hermes_home):
+    """Profile directory names under HERMES_HOME/profiles (touches the system; [] if none)."""
+    try:
+        return sorted(e.name for e in os.scandir(posixpath.join(hermes_home, "profiles"))
+                      if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
