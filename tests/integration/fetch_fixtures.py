@@ -1,0 +1,175 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Real sandboxes for the fetch integration tests: an sshd on 127.0.0.1 and a container.
+
+sshd: Debian's openssh-server (tools/apt-packages.txt), started by the test as root with its
+own config, host key and authorized_keys in a temp dir, listening on a free 127.0.0.1 port,
+for the test user ``sgfetch`` (created once, password '*' so sshd does not see it as
+locked). The user's ~/.bashrc is deliberately hostile: it prints noise on every command,
+and, when the read step of a file called ``swapme`` runs, swaps that file for a symlink to
+~/.ssh/id_rsa first (bash -c from sshd sources ~/.bashrc on Debian; BASH_EXECUTION_STRING
+is the command). That is a name swapped after pass 2, made by the sandbox itself.
+
+Container: sandboxguard/debian:12 (tools/build-images.sh), ``--network none``, user ``agent``.
+"""
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+
+SSH_USER = "sgfetch"
+SECRET = b"-----BEGIN OPENSSH PRIVATE KEY-----\nnot a real key, a marker the tests look for\n"
+
+HOSTILE_BASHRC = r"""# sandboxguard fetch tests: a noisy, hostile sandbox shell
+echo "noise from .bashrc: welcome to the sandbox"
+case "${BASH_EXECUTION_STRING:-}" in
+  *"/swapme"*"max="*)
+    d=$(dirname "$(ls -d "$HOME"/t-*/swapme 2>/dev/null | head -n1)")
+    if [ -f "$d/swapme" ] && [ ! -L "$d/swapme" ]; then
+      mv "$d/swapme" "$d/swapme.orig" && ln -s "$HOME/.ssh/id_rsa" "$d/swapme"
+      echo swapped >> "$HOME/.swap-log"
+    fi ;;
+esac
+"""
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def ensure_ssh_user():
+    """Create the test user once; return its passwd entry."""
+    try:
+        entry = pwd.getpwnam(SSH_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", SSH_USER], check=True)
+        entry = pwd.getpwnam(SSH_USER)
+    subprocess.run(["usermod", "-p", "*", SSH_USER], check=True)
+    home = entry.pw_dir
+    os.makedirs(os.path.join(home, ".ssh"), exist_ok=True)
+    key = os.path.join(home, ".ssh", "id_rsa")
+    with open(key, "wb") as handle:
+        handle.write(SECRET)
+    with open(os.path.join(home, ".bashrc"), "w") as handle:
+        handle.write(HOSTILE_BASHRC)
+    for path in (home, os.path.join(home, ".ssh"), key, os.path.join(home, ".bashrc")):
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    os.chmod(os.path.join(home, ".ssh"), 0o700)
+    os.chmod(key, 0o600)
+    return entry
+
+
+class SSHD:
+    """A running sshd; ``stop()`` ends the process this object started, by its pid."""
+
+    def __init__(self):
+        self.user = ensure_ssh_user()
+        self.home = self.user.pw_dir
+        self.dir = tempfile.mkdtemp(prefix="sgfetch-sshd-")
+        os.chmod(self.dir, 0o755)
+        self.port = free_port()
+        self.host_key = os.path.join(self.dir, "host_ed25519")
+        self.client_key = os.path.join(self.dir, "client_ed25519")
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", self.host_key], check=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", self.client_key], check=True)
+        keys_dir = os.path.join(self.dir, "authorized_keys")
+        os.mkdir(keys_dir)
+        os.chmod(keys_dir, 0o755)
+        shutil.copy(self.client_key + ".pub", os.path.join(keys_dir, SSH_USER))
+        os.chmod(os.path.join(keys_dir, SSH_USER), 0o644)
+        with open(self.host_key + ".pub") as handle:
+            algo, blob = handle.read().split()[:2]
+        self.known_hosts = os.path.join(self.dir, "known_hosts")
+        with open(self.known_hosts, "w") as handle:
+            handle.write("[127.0.0.1]:%d %s %s\n" % (self.port, algo, blob))
+        self.config = os.path.join(self.dir, "sshd_config")
+        with open(self.config, "w") as handle:
+            handle.write("\n".join([
+                "Port %d" % self.port,
+                "ListenAddress 127.0.0.1",
+                "HostKey %s" % self.host_key,
+                "PidFile %s" % os.path.join(self.dir, "sshd.pid"),
+                "AuthorizedKeysFile %s/%%u" % keys_dir,
+                "StrictModes no",
+                "UsePAM no",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "PubkeyAuthentication yes",
+                "PermitRootLogin no",
+                "AllowUsers %s" % SSH_USER,
+                "PrintMotd no",
+                "LogLevel ERROR",
+                "",
+            ]))
+        os.makedirs("/run/sshd", exist_ok=True)  # privilege separation directory
+        self.log = open(os.path.join(self.dir, "sshd.log"), "wb")
+        self.proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", self.config], stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError("sshd did not start on 127.0.0.1:%d; see %s" % (self.port, self.log.name)) from None
+                time.sleep(0.1)
+
+    def workdir(self):
+        """A fresh directory in the test user's home, owned by the user."""
+        path = os.path.join(self.home, "t-" + uuid.uuid4().hex[:10])
+        os.mkdir(path)
+        os.chown(path, self.user.pw_uid, self.user.pw_gid)
+        return path
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def make_file(path, data, mode=0o644, owner=None):
+    with open(path, "wb") as handle:
+        handle.write(data)
+    os.chmod(path, mode)
+    if owner is not None:
+        os.chown(path, owner.pw_uid, owner.pw_gid)
+
+
+# ---------------------------------------------------------------- containers
+
+IMAGE = "sandboxguard/debian:12"
+
+
+def docker(*args, check=True, input_bytes=None):
+    return subprocess.run(["docker", *args], check=check, capture_output=True, input=input_bytes)
+
+
+class Container:
+    """A throwaway container with --network none and a user ``agent``; ``remove()`` ends it."""
+
+    def __init__(self, image=IMAGE, extra=()):
+        self.name = "sgfetch-test-" + uuid.uuid4().hex[:10]
+        docker("run", "-d", "--rm", "--network", "none", "--name", self.name, *extra, image, "sleep", "infinity")
+        self.sh("useradd --create-home --shell /bin/sh agent && mkdir -p /home/agent/.ssh /home/agent/out"
+                " && printf '%s' '" + SECRET.decode().replace("\n", "\\n") + "' > /home/agent/.ssh/id_rsa"
+                " && chown -R agent: /home/agent && chmod 700 /home/agent/.ssh")
+
+    def sh(self, script, user="root"):
+        return docker("exec", "-u", user, self.name, "sh", "-c", script).stdout
+
+    def put(self, path, data, mode="0644", user="agent"):
+        docker("exec", "-i", "-u", user, self.name, "sh", "-c", "cat > \"$1\" && chmod %s \"$1\"" % mode, "sh", path,
+               input_bytes=data)
+
+    def remove(self):
+        docker("rm", "-f", self.name, check=False)
