@@ -357,3 +357,146 @@ def eval_isolation(hermes_home, shim_bin=None, crontab_file=None, environ=None):
             elif target.get(key) != value:
                 target[key] = value
         tempfile.tempdir = saved_tempdir
+
+
+# --- configuring a Hermes home ----------------------------------------------------------
+
+CONFIG_NAME = "config.yaml"
+ENV_NAME = ".env"
+PROFILES_DIR = "profiles"
+CONFIG_SECTION = "terminal"
+CONFIG_KEY = "home_mode"
+WHERE_CHOICES = ("config", "env", "both")
+NEW_FILE_MODE = 0o600
+
+
+def hermes_homes(hermes_home, include_profiles=True):
+    """The default home and, with *include_profiles*, every directory under ``profiles/``
+    (symlinks are not followed: a profile link could point anywhere)."""
+    base = norm_path(hermes_home)
+    homes = [base]
+    profiles = os.path.join(base, PROFILES_DIR)
+    if include_profiles and os.path.isdir(profiles) and not os.path.islink(profiles):
+        for name in sorted(os.listdir(profiles)):
+            path = os.path.join(profiles, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                homes.append(path)
+    return homes
+
+
+def _read_text(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def _write_like(path, text, owner_of):
+    """Write *text* to *path* atomically, keeping the mode and owner of the old file, or
+    0600 and the owner of *owner_of* for a new one."""
+    try:
+        info = os.stat(path)
+        mode, uid, gid = info.st_mode & 0o7777, info.st_uid, info.st_gid
+    except FileNotFoundError:
+        info = os.stat(owner_of)
+        mode, uid, gid = NEW_FILE_MODE, info.st_uid, info.st_gid
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        if os.geteuid() == 0:
+            os.chown(tmp, uid, gid)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _where(where):
+    value = (where or "config").strip().lower()
+    if value not in WHERE_CHOICES:
+        raise HomeModeError("where=%r: use one of %s" % (where, ", ".join(WHERE_CHOICES)))
+    return ("config", "env") if value == "both" else (value,)
+
+
+def configure_terminal_home(hermes_home, mode, where="config", include_profiles=True, create_profile_home=True,
+                            check=False):
+    """Set TERMINAL_HOME_MODE for a Hermes home and its profiles; return a report dict.
+
+    ``terminal.home_mode`` in each ``config.yaml`` (the agent reads non-secret settings
+    from config before ``.env``; comments and other keys are kept, see yamlconf), and
+    with *where* ``env`` or ``both`` the ``TERMINAL_HOME_MODE=`` line of ``.env``.
+    With *create_profile_home*, ``{home}/home`` is created 0700 (owned like the Hermes
+    home) and group/other write is removed from an existing one. *check* changes nothing
+    and reports what would change. Raises HomeModeError for a bad mode or *where*, and
+    yamlconf.YamlEditError for a config it refuses to edit.
+    """
+    from .yamlconf import read_env_line, read_nested, set_env_line, set_nested  # noqa: PLC0415
+
+    mode = normalize_mode(mode)
+    targets = _where(where)
+    base = norm_path(hermes_home)
+    if not os.path.isdir(base):
+        raise HomeModeError("hermes_home %s is not a directory: create the Hermes home first" % base)
+    report = {"mode": mode, "where": list(targets), "changed": False, "homes": [], "diff": []}
+    for home in hermes_homes(base, include_profiles):
+        entry = {"hermes_home": home, "config_path": None, "previous": None, "config_changed": False,
+                 "env_path": None, "env_previous": None, "env_changed": False,
+                 "profile_home": os.path.join(home, PROFILE_HOME_DIR), "profile_home_changed": False}
+        if "config" in targets:
+            path = os.path.join(home, CONFIG_NAME)
+            before = _read_text(path)
+            entry["config_path"] = path
+            entry["previous"] = read_nested(before or "", CONFIG_SECTION, CONFIG_KEY)
+            after = set_nested(before or "", CONFIG_SECTION, CONFIG_KEY, mode)
+            if after != (before or "") or before is None:
+                entry["config_changed"] = True
+                report["diff"].append({"before_header": path, "after_header": path,
+                                       "before": before or "", "after": after})
+                if not check:
+                    _write_like(path, after, home)
+        if "env" in targets:
+            path = os.path.join(home, ENV_NAME)
+            before = _read_text(path)
+            entry["env_path"] = path
+            entry["env_previous"] = read_env_line(before or "", MODE_ENV)
+            after = set_env_line(before or "", MODE_ENV, mode)
+            if after != (before or ""):
+                entry["env_changed"] = True
+                report["diff"].append({"before_header": path, "after_header": path,
+                                       "before": before or "", "after": after})
+                if not check:
+                    _write_like(path, after, home)
+        if create_profile_home:
+            entry["profile_home_changed"] = _ensure_profile_home(entry["profile_home"], home, check)
+        report["homes"].append(entry)
+        report["changed"] = report["changed"] or any(
+            entry[k] for k in ("config_changed", "env_changed", "profile_home_changed"))
+    report["previous"] = report["homes"][0]["previous"] if report["homes"] else None
+    report["config_path"] = report["homes"][0]["config_path"] if report["homes"] else None
+    return report
+
+
+def _ensure_profile_home(path, owner_of, check):
+    """Create *path* 0700 owned like *owner_of*, or drop group/other write; True if changed."""
+    if os.path.islink(path):
+        raise HomeModeError("%s is a symlink: the profile home must be a real directory; remove the link" % path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if not check:
+            os.mkdir(path, PRIVATE_DIR_MODE)
+            os.chmod(path, PRIVATE_DIR_MODE)
+            owner = os.stat(owner_of)
+            if os.geteuid() == 0:
+                os.chown(path, owner.st_uid, owner.st_gid)
+        return True
+    if info.st_mode & 0o022:
+        if not check:
+            os.chmod(path, info.st_mode & 0o7755 & ~0o022)
+        return True
+    return False
