@@ -119,7 +119,8 @@ class SSHD:
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError("sshd did not start on 127.0.0.1:%d; see %s" % (self.port, self.log.name)) from None
+                    raise RuntimeError(
+                        "sshd did not start on 127.0.0.1:%d; see %s" % (self.port, self.log.name)) from None
                 time.sleep(0.1)
 
     def workdir(self):
