@@ -869,17 +869,23 @@ def shim_source(python=SHIM_PYTHON):
     return "#!%s\n" % python + "".join(lines)
 
 
-def install_shim(bin_dir, python=None, name="crontab", mode=0o755):
+def install_shim(bin_dir, python=None, name="crontab", mode=0o755, check=False):
     """Write the shim as ``<bin_dir>/<name>`` (a standalone script run by *python*).
 
     *python* None means :func:`shim_python`: Debian's /usr/bin/python3, which any user
     can run, unlike a Python under root's 0700 home. Returns (path, changed). Touches
-    the disk.
+    the disk unless *check*, which only reports whether it would change.
     """
     python = python or shim_python()
-    os.makedirs(bin_dir, exist_ok=True)
+    return install_text(bin_dir, name, shim_source(python).encode("utf-8"), mode, check)
+
+
+def install_text(bin_dir, name, text, mode=0o755, check=False):
+    """Write *text* (bytes) as ``<bin_dir>/<name>`` with *mode*, atomically, when it differs.
+
+    Returns (path, changed); with *check* nothing is written.
+    """
     path = os.path.join(bin_dir, name)
-    text = shim_source(python).encode("utf-8")
     try:
         with open(path, "rb") as handle:
             same = handle.read() == text
@@ -887,6 +893,9 @@ def install_shim(bin_dir, python=None, name="crontab", mode=0o755):
         same = False
     if same and stat.S_IMODE(os.stat(path).st_mode) == mode:
         return path, False
+    if check:
+        return path, True
+    os.makedirs(bin_dir, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".%s." % name, dir=bin_dir)
     with os.fdopen(fd, "wb") as handle:
         handle.write(text)

@@ -1,0 +1,210 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+---
+module: terminal_home
+short_description: Set TERMINAL_HOME_MODE for a Hermes home and its profiles
+description:
+  - Decides which C(HOME) the agent's terminal children get. C(auto) keeps the real home on a host and uses
+    C({HERMES_HOME}/home) inside a container; C(real) always keeps the real home; C(profile) always uses
+    C({HERMES_HOME}/home), so files, dotfiles and tool configs a child writes under C(~) stay in the Hermes home.
+  - Writes C(terminal.home_mode) into C(config.yaml) (the agent reads non-secret settings from config before
+    C(.env)) and, with O(where=env) or O(where=both), the C(TERMINAL_HOME_MODE=) line of C(.env).
+  - The edit is line based and keeps comments, key order, quoting and unrelated keys. Shapes it cannot edit
+    safely (a flow mapping with content, anchors or aliases on C(terminal:), several documents, tabs) make the
+    module fail with the line number instead of rewriting the file; edit those by hand.
+  - Applies to the default home and, with O(profiles=true), to every directory under C(profiles/) (symbolic
+    links are not followed).
+  - Creates C({HERMES_HOME}/home) with mode 0700, owned like the Hermes home, and removes group and other
+    write permission from an existing one.
+  - New files are created with mode 0600 and the owner of the Hermes home; existing files keep their mode and owner.
+  - With O(eval_isolation=true) also installs the crontab shim and an eval-run wrapper (see O(bin_dir)).
+version_added: 0.1.0
+author: sandboxguard contributors
+options:
+  hermes_home:
+    description: The Hermes home directory (usually C(~agent/.hermes)). It must exist.
+    type: path
+    required: true
+  mode:
+    description:
+      - The home mode. Aliases are accepted and normalised
+        (C(isolated), C(profile_home), C(profile-home) mean C(profile); C(host), C(user), C(real_home),
+        C(real-home) mean C(real)); anything else fails naming the accepted values.
+    type: str
+    default: profile
+  where:
+    description: Which file carries the setting.
+    type: str
+    choices: [config, env, both]
+    default: config
+  profiles:
+    description: Also configure every profile under C(profiles/).
+    type: bool
+    default: true
+  create_profile_home:
+    description: Create C({HERMES_HOME}/home) (and each profile's) with safe permissions.
+    type: bool
+    default: true
+  eval_isolation:
+    description:
+      - Install the crontab shim as O(bin_dir)C(/crontab) and the wrapper O(bin_dir)C(/sandboxguard-eval-run).
+      - The wrapper runs a command with C(HOME={run}/home), C(TERMINAL_HOME_MODE=profile), the shim first on
+        C(PATH), no C(DBUS_SESSION_BUS_ADDRESS) or C(XDG_RUNTIME_DIR), C(TMPDIR) in C({run}/cache/scratch) and
+        the crontab table in C({run}/crontab), where C({run}) is its first argument.
+    type: bool
+    default: false
+  bin_dir:
+    description: Where O(eval_isolation) installs the shim and the wrapper.
+    type: path
+    default: /usr/local/lib/sandboxguard/eval-bin
+  python:
+    description: The interpreter in the shim's C(#!) line; it must be runnable by the agent user.
+    type: path
+    default: /usr/bin/python3
+notes:
+  - Supports check mode and diff mode; the diff shows each changed C(config.yaml) and C(.env).
+  - The agent reads the mode when a terminal starts; running agents pick it up on their next terminal.
+seealso:
+  - module: sandboxguard.boundary.boundary_leaks_info
+"""
+
+EXAMPLES = r"""
+- name: Keep eval runs out of the operator's home
+  sandboxguard.boundary.terminal_home:
+    hermes_home: /home/agent/.hermes
+    mode: profile
+
+- name: Also write .env and install the crontab shim for eval runs
+  sandboxguard.boundary.terminal_home:
+    hermes_home: /srv/evals/.hermes
+    mode: isolated
+    where: both
+    eval_isolation: true
+
+- name: Real home for a single-user laptop install, default profile only
+  sandboxguard.boundary.terminal_home:
+    hermes_home: /home/me/.hermes
+    mode: real
+    profiles: false
+"""
+
+RETURN = r"""
+mode:
+  description: The normalised mode that was set.
+  returned: always
+  type: str
+  sample: profile
+previous:
+  description: C(terminal.home_mode) of the default home before the change, or null when it was unset.
+  returned: always
+  type: str
+  sample: auto
+config_path:
+  description: The default home's C(config.yaml) (null when O(where=env)).
+  returned: always
+  type: str
+  sample: /home/agent/.hermes/config.yaml
+homes:
+  description: One entry per home configured (the default home first, then the profiles by name).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    hermes_home:
+      description: The home directory.
+      type: str
+    config_path:
+      description: Its C(config.yaml), or null when not written.
+      type: str
+    previous:
+      description: C(terminal.home_mode) before.
+      type: str
+    config_changed:
+      description: Whether C(config.yaml) changed (or would).
+      type: bool
+    env_path:
+      description: Its C(.env), or null when not written.
+      type: str
+    env_previous:
+      description: C(TERMINAL_HOME_MODE) in C(.env) before.
+      type: str
+    env_changed:
+      description: Whether C(.env) changed (or would).
+      type: bool
+    profile_home:
+      description: C({home}/home).
+      type: str
+    profile_home_changed:
+      description: Whether it was created or its permissions tightened (or would be).
+      type: bool
+shim:
+  description: Paths installed for eval isolation and whether each changed.
+  returned: when O(eval_isolation=true)
+  type: dict
+  sample: {"crontab": "/usr/local/lib/sandboxguard/eval-bin/crontab", "wrapper":
+           "/usr/local/lib/sandboxguard/eval-bin/sandboxguard-eval-run", "changed": false}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
+    HomeModeError,
+    configure_terminal_home,
+    install_eval_tools,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.yamlconf import YamlEditError
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            hermes_home=dict(type="path", required=True),
+            mode=dict(type="str", default="profile"),
+            where=dict(type="str", choices=["config", "env", "both"], default="config"),
+            profiles=dict(type="bool", default=True),
+            create_profile_home=dict(type="bool", default=True),
+            eval_isolation=dict(type="bool", default=False),
+            bin_dir=dict(type="path", default="/usr/local/lib/sandboxguard/eval-bin"),
+            python=dict(type="path", default="/usr/bin/python3"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        report = configure_terminal_home(
+            p["hermes_home"], p["mode"], where=p["where"], include_profiles=p["profiles"],
+            create_profile_home=p["create_profile_home"], check=module.check_mode,
+        )
+    except (HomeModeError, YamlEditError) as exc:
+        module.fail_json(msg=str(exc))
+    except OSError as exc:
+        module.fail_json(msg="%s: %s" % (exc.filename or p["hermes_home"], exc.strerror or exc))
+    result = {
+        "changed": report["changed"],
+        "mode": report["mode"],
+        "previous": report["previous"],
+        "config_path": report["config_path"],
+        "homes": report["homes"],
+    }
+    if module._diff:
+        result["diff"] = report["diff"]
+    if p["eval_isolation"]:
+        if not os.access(p["python"], os.X_OK):
+            module.fail_json(msg="python %s is not executable: install python3 or set python to an interpreter "
+                                 "the agent user can run" % p["python"])
+        try:
+            shim = install_eval_tools(p["bin_dir"], python=p["python"], check=module.check_mode)
+        except OSError as exc:
+            module.fail_json(msg="%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc))
+        result["shim"] = shim
+        result["changed"] = result["changed"] or shim["changed"]
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
