@@ -1,0 +1,94 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The Docker engine, through the Docker SDK for Python (imported only when used).
+
+Everything that decides is in sandboxes.py (pure); this file only asks the engine
+for containers, their inspect documents and its info, and runs the disposable strip
+container of the ``container`` sweep method.
+"""
+
+MISSING_SDK = ("the Docker SDK for Python is not installed on this host: install it "
+               "(Debian: apt-get install python3-docker; elsewhere: pip install docker); "
+               "the sandbox_sweep role does this")
+
+
+class EngineError(RuntimeError):
+    """The engine cannot be reached or answered with an error; str() says which."""
+
+
+def connect(base_url=None, timeout=60):
+    """A docker.DockerClient, from the environment (DOCKER_HOST) or base_url."""
+    try:
+        import docker  # noqa: PLC0415 - optional edge dependency, imported when used
+    except ImportError:
+        raise EngineError(MISSING_SDK) from None
+    try:
+        if base_url:
+            client = docker.DockerClient(base_url=base_url, timeout=timeout)
+        else:
+            client = docker.from_env(timeout=timeout)
+        client.ping()
+    except Exception as exc:  # the SDK raises several types for an unreachable engine
+        where = " at " + base_url if base_url else ""
+        raise EngineError("cannot reach the Docker engine%s: %s" % (where, exc)) from None
+    return client
+
+
+def engine_info(client):
+    return client.info()
+
+
+def inspect_containers(client, names=None, include_stopped=True):
+    """Inspect documents (dicts) of the engine's containers, optionally only `names`.
+
+    A name or id that is not found raises EngineError naming it.
+    """
+    if names:
+        docs = []
+        for name in names:
+            try:
+                docs.append(client.api.inspect_container(name))
+            except Exception as exc:
+                raise EngineError("container %s: %s" % (name, exc)) from None
+        return docs
+    return [client.api.inspect_container(c["Id"]) for c in client.api.containers(all=include_stopped)]
+
+
+def run_disposable(client, image, script, args, binds, timeout, user="0:0"):
+    """Run `sh -c script sh args...` in a hardened throwaway container; return a result dict.
+
+    The container: no network, every capability dropped but CHOWN, DAC_OVERRIDE and
+    FOWNER, no-new-privileges, read-only root, PATH and loader variables reset, and
+    only `binds` ({host realpath: container path}) mounted, as non-recursive binds so
+    mounts nested below them are not visible. Killed after `timeout` seconds.
+    Returns dict: exit_code (None when killed), output (str), timed_out (bool).
+    """
+    mounts = [{"Type": "bind", "Source": src, "Target": dst, "ReadOnly": False,
+               "BindOptions": {"NonRecursive": True}} for src, dst in binds.items()]
+    host_config = client.api.create_host_config(
+        network_mode="none", cap_drop=["ALL"], cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER"],
+        security_opt=["no-new-privileges"], read_only=True, mounts=mounts, auto_remove=False,
+        tmpfs={"/tmp": "rw,noexec,nosuid,size=16m"})
+    container = client.api.create_container(
+        image, command=["-c", script, "sh", *args], entrypoint=["/bin/sh"], user=user,
+        environment={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LD_PRELOAD": "", "LD_LIBRARY_PATH": "",
+                     "LD_AUDIT": "", "ENV": "", "BASH_ENV": "", "IFS": " \t\n"},
+        host_config=host_config, network_disabled=True, labels={"sandboxguard": "sweep"})
+    cid = container["Id"]
+    timed_out = False
+    try:
+        client.api.start(cid)
+        try:
+            status = client.api.wait(cid, timeout=timeout)
+            exit_code = status.get("StatusCode")
+        except Exception:  # requests' ReadTimeout (or ConnectionError) when the step outlives its budget
+            timed_out = True
+            exit_code = None
+            try:
+                client.api.kill(cid)
+            except Exception:  # noqa: S110 - it may have exited meanwhile; removal below is what matters
+                pass
+        output = client.api.logs(cid, stdout=True, stderr=True).decode("utf-8", "replace")
+    finally:
+        client.api.remove_container(cid, force=True)
+    return {"exit_code": exit_code, "output": output, "timed_out": timed_out}

@@ -1,0 +1,213 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The seeds' attack on a real engine, and the sweep that undoes it (native and container)."""
+import hashlib
+import io
+import os
+import shutil
+import stat
+import tarfile
+
+import pytest
+from sandboxguard import caps as capsmod
+from sandboxguard import docker_engine, sweep
+
+pytestmark = [pytest.mark.docker, pytest.mark.root]
+
+IMAGE = "sandboxguard/debian:12"
+BUSYBOX_IMAGE = "sandboxguard/busybox:test"
+AGENT = (1000, 1000)
+ATTACK = r"""
+import os, shutil, struct
+os.makedirs("/workspace/dist", exist_ok=True)
+shutil.copy("/bin/true", "/workspace/dist/suid"); os.chmod("/workspace/dist/suid", 0o4755)
+open("/workspace/dist/sgid", "w").write("data\n"); os.chmod("/workspace/dist/sgid", 0o2644)
+shutil.copy("/bin/true", "/workspace/dist/ping")
+os.setxattr("/workspace/dist/ping", "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0))
+shutil.copy("/bin/true", "/outside/suid"); os.chmod("/outside/suid", 0o4755)
+"""
+
+
+@pytest.fixture(scope="module")
+def client():
+    try:
+        return docker_engine.connect()
+    except docker_engine.EngineError as exc:
+        pytest.fail("%s (make test starts one: tools/docker-engine.sh)" % exc, pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def busybox_image(client):
+    """A from-scratch image holding only Debian's busybox-static: busybox find, no stat(1)."""
+    with open("/bin/busybox", "rb") as handle:
+        data = handle.read()
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    try:
+        if client.images.get(BUSYBOX_IMAGE).labels.get("sandboxguard.busybox") == digest:
+            return BUSYBOX_IMAGE
+    except Exception:  # noqa: S110 - not built yet
+        pass
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for d in ("bin", "tmp", "sweep"):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        info = tarfile.TarInfo("bin/busybox")
+        info.size, info.mode = len(data), 0o755
+        tar.addfile(info, io.BytesIO(data))
+        for applet in ("sh", "find", "chown", "chmod", "ls", "awk", "sort", "wc", "echo", "sleep"):
+            link = tarfile.TarInfo("bin/" + applet)
+            link.type, link.linkname = tarfile.SYMTYPE, "busybox"
+            tar.addfile(link)
+    client.api.import_image_from_data(buf.getvalue(), repository="sandboxguard/busybox", tag="test",
+                                      changes=["LABEL sandboxguard.busybox=%s" % digest])
+    assert client.images.get(BUSYBOX_IMAGE)
+    return BUSYBOX_IMAGE
+
+
+@pytest.fixture
+def hermes(tmp_path):
+    """A Hermes home owned by the agent, a task dir the engine created as root, and an outside dir."""
+    home = tmp_path / "hermes"
+    sandbox = home / "sandboxes"
+    workspace = sandbox / "docker" / "task1" / "workspace"
+    workspace.mkdir(parents=True)
+    for path in (home, sandbox):
+        os.chown(path, *AGENT)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.chmod(tmp_path, 0o755)
+    return {"home": str(home), "workspace": str(workspace), "outside": str(outside)}
+
+
+@pytest.fixture
+def attacked(client, hermes):
+    """Run the attack in a root container with default capabilities; keep it (stopped) for inspection."""
+    container = client.containers.run(
+        IMAGE, ["python3", "-c", ATTACK], detach=True, network_mode="none",
+        volumes={hermes["workspace"]: {"bind": "/workspace", "mode": "rw"},
+                 hermes["outside"]: {"bind": "/outside", "mode": "rw"}},
+        labels={"hermes-agent": "1", "hermes-task-id": "task1", "hermes-profile": hermes["outside"]})
+    try:
+        assert container.wait(timeout=60)["StatusCode"] == 0, container.logs()
+        dist = os.path.join(hermes["workspace"], "dist")
+        assert stat.S_IMODE(os.lstat(os.path.join(dist, "suid")).st_mode) == 0o4755
+        assert capsmod.XATTR_NAME in os.listxattr(os.path.join(dist, "ping"))
+        digests = {n: hashlib.sha256(open(os.path.join(dist, n), "rb").read()).hexdigest() for n in os.listdir(dist)}
+        yield dict(hermes, container=container.name, digests=digests)
+    finally:
+        container.remove(force=True)
+
+
+def assert_swept(attacked, caps_checked=True):
+    dist = os.path.join(attacked["workspace"], "dist")
+    for name, digest in attacked["digests"].items():
+        path = os.path.join(dist, name)
+        st = os.lstat(path)
+        assert (st.st_uid, st.st_gid) == AGENT, name
+        assert not st.st_mode & (stat.S_ISUID | stat.S_ISGID), name
+        if caps_checked:
+            assert capsmod.XATTR_NAME not in os.listxattr(path), name
+        assert hashlib.sha256(open(path, "rb").read()).hexdigest() == digest, name
+    for d in (attacked["workspace"], dist):
+        assert os.lstat(d).st_uid == AGENT[0], d
+    outside = os.path.join(attacked["outside"], "suid")
+    assert stat.S_IMODE(os.lstat(outside).st_mode) == 0o4755 and os.lstat(outside).st_uid == 0
+
+
+def out_of_scope_reported(result, outside):
+    mounts = [m for c in result["containers"] for m in c["mounts"]]
+    [decision] = [m for m in mounts if m["source"] == outside]
+    return not decision["in_scope"] and "outside every host-derived sandbox root" in decision["reason"]
+
+
+def test_native_sweep_undoes_the_attack(client, attacked):
+    result = sweep.sweep(client, [attacked["home"]], names=[attacked["container"]], method="native")
+    assert result["warnings"] == []
+    [sandbox] = result["sandboxes"]
+    assert sandbox["path"] == os.path.dirname(attacked["workspace"]) or sandbox["path"] == attacked["workspace"]
+    assert [s["step"] for s in sandbox["steps"]] == ["chown", "setid", "caps"]
+    assert all(s["complete"] for s in sandbox["steps"])
+    assert_swept(attacked)
+    assert out_of_scope_reported(result, attacked["outside"])
+    again = sweep.sweep(client, [attacked["home"]], names=[attacked["container"]], method="native")
+    assert again["changed"] is False
+
+
+def test_container_sweep_with_gnu_find_undoes_the_attack(client, attacked):
+    result = sweep.sweep(client, [attacked["home"]], names=[attacked["container"]], method="container",
+                         image=IMAGE)
+    assert result["warnings"] == [], result["warnings"]
+    assert_swept(attacked)
+    assert out_of_scope_reported(result, attacked["outside"])
+
+
+def test_container_sweep_with_busybox_and_no_stat_undoes_the_attack(client, attacked, busybox_image):
+    result = sweep.sweep(client, [attacked["home"]], names=[attacked["container"]], method="container",
+                         image=busybox_image)
+    assert result["warnings"] == [], result["warnings"]
+    assert_swept(attacked)
+
+
+def test_container_caps_step_clears_capabilities_on_agent_owned_files(client, hermes, busybox_image):
+    f = os.path.join(hermes["workspace"], "agent-owned-ping")
+    shutil.copy("/bin/true", f)
+    os.chown(f, *AGENT)
+    os.setxattr(f, capsmod.XATTR_NAME, capsmod.encode_vfs_cap(permitted={13}, effective=True))
+    steps = sweep.sweep_container(client, hermes["workspace"], AGENT, (0,), 30, busybox_image, steps=("caps",))
+    assert steps[0]["error"] is None
+    assert capsmod.XATTR_NAME not in os.listxattr(f)
+    assert (os.lstat(f).st_uid, os.lstat(f).st_gid) == AGENT
+
+
+def test_ownership_return_alone_clears_setuid_and_caps_but_not_setgid_without_group_exec(attacked):
+    """The kernel rule the order relies on: chown clears what it can, the strip does the rest."""
+    dist = os.path.join(attacked["workspace"], "dist")
+    sweep.sweep_native(attacked["workspace"], AGENT, (0,), 10, steps=("chown",))
+    assert stat.S_IMODE(os.lstat(os.path.join(dist, "suid")).st_mode) == 0o755
+    assert capsmod.XATTR_NAME not in os.listxattr(os.path.join(dist, "ping"))
+    assert stat.S_IMODE(os.lstat(os.path.join(dist, "sgid")).st_mode) == 0o2644
+    sweep.sweep_native(attacked["workspace"], AGENT, (0,), 10, steps=("setid",))
+    assert stat.S_IMODE(os.lstat(os.path.join(dist, "sgid")).st_mode) == 0o644
+
+
+def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes):
+    ws = hermes["workspace"]
+    for d in range(150):
+        sub = os.path.join(ws, "pkg%03d" % d)
+        os.mkdir(sub)
+        for f in range(100):
+            open(os.path.join(sub, str(f)), "w").close()
+    late = os.path.join(ws, "pkg149", "zz-suid")
+    open(late, "w").close()
+    os.chmod(late, 0o4755)
+    os.chown(late, *AGENT)
+    steps = sweep.sweep_native(ws, AGENT, (0,), 0.02)
+    assert [s["step"] for s in steps] == ["chown", "setid", "caps"]
+    assert steps[0]["complete"] is False
+    assert all(s["ran"] for s in steps)
+    assert steps[1]["report"]["counts"]["files"] > 0  # the setid step walked with its own budget
+
+
+def test_a_sweep_that_cannot_run_warns_once_naming_the_sandbox(client, attacked):
+    result = sweep.sweep(client, [attacked["home"]], names=[attacked["container"]], method="container",
+                         image="sandboxguard/no-such-image:none")
+    [warning] = result["warnings"]
+    assert os.path.dirname(attacked["workspace"]) in warning or attacked["workspace"] in warning
+    assert "could not run the strip container" in warning
+
+
+def test_a_missing_source_is_skipped_and_not_recreated(client, hermes):
+    gone = os.path.join(os.path.dirname(hermes["workspace"]), "home")
+    os.mkdir(gone)
+    container = client.containers.create(IMAGE, ["true"], network_mode="none",
+                                         volumes={gone: {"bind": "/root", "mode": "rw"}})
+    try:
+        os.rmdir(gone)
+        result = sweep.sweep(client, [hermes["home"]], names=[container.name])
+        [mount] = result["containers"][0]["mounts"]
+        assert not mount["in_scope"] and "never recreated" in mount["reason"]
+        assert not os.path.exists(gone)
+    finally:
+        container.remove(force=True)
