@@ -1,0 +1,89 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard sweep` and `sandboxguard watch` against a real engine."""
+import json
+import os
+import queue
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from sandboxguard import docker_engine
+
+pytestmark = [pytest.mark.docker, pytest.mark.root]
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENV = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python", "src"))
+IMAGE = "sandboxguard/debian:12"
+DROP = "cp /bin/true /workspace/suid && chmod 4755 /workspace/suid"
+
+
+@pytest.fixture(scope="module")
+def client():
+    return docker_engine.connect()
+
+
+@pytest.fixture
+def home(tmp_path):
+    home = tmp_path / "hermes"
+    ws = home / "profiles" / "research" / "sandboxes" / "docker" / "t7" / "workspace"
+    ws.mkdir(parents=True)
+    for p in (home, home / "profiles" / "research", home / "profiles" / "research" / "sandboxes"):
+        os.chown(p, 1000, 1000)
+    return home, ws
+
+
+def cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "sandboxguard_cli", *args], capture_output=True, text=True,
+                          env=ENV, timeout=timeout)
+
+
+def test_sweep_cli_finds_a_profile_sandbox_and_fixes_it(client, home):
+    hermes, ws = home
+    container = client.containers.run(IMAGE, ["sh", "-c", DROP], detach=True, network_mode="none",
+                                      volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+    try:
+        container.wait(timeout=60)
+        dry = cli("sweep", "--hermes-home", str(hermes), "--container", container.name, "--dry-run", "--json")
+        assert dry.returncode == 0, dry.stderr
+        assert stat.S_IMODE(os.lstat(ws / "suid").st_mode) == 0o4755
+        result = cli("sweep", "--hermes-home", str(hermes), "--container", container.name)
+        assert result.returncode == 0, result.stderr
+        assert "swept %s [native]" % ws in result.stdout
+        st = os.lstat(ws / "suid")
+        assert stat.S_IMODE(st.st_mode) == 0o755 and st.st_uid == 1000
+    finally:
+        container.remove(force=True)
+
+
+def test_sweep_cli_container_method_needs_an_image():
+    result = cli("sweep", "--method", "container")
+    assert result.returncode == 2 and "--image" in result.stderr
+
+
+def test_watcher_sweeps_a_container_within_seconds_of_it_dying(client, home):
+    hermes, ws = home
+    watcher = subprocess.Popen([sys.executable, "-m", "sandboxguard_cli", "watch", "--hermes-home", str(hermes)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(ln)) for ln in watcher.stdout], daemon=True).start()
+    try:
+        assert lines.get(timeout=60)["event"] == "watching"
+        container = client.containers.run(IMAGE, ["sh", "-c", DROP + " && sleep 2"], detach=True,
+                                          network_mode="none", auto_remove=True,
+                                          volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+        died = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line.get("event") == "die" and line["id"] == container.id[:12]:
+                died = line
+                break
+        assert died is not None and died["swept"] == [str(ws)] and died["changed"] is True
+        assert stat.S_IMODE(os.lstat(ws / "suid").st_mode) == 0o755
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)
