@@ -314,3 +314,17 @@ def test_missing_destination_directory_is_bad_input(tmp_path):
 def test_negative_max_bytes_is_bad_input(tmp_path):
     with pytest.raises(F.FetchError, match="max_bytes"):
         F.fetch(RecordingChannel(), HOME + "/x", str(tmp_path), max_bytes=-1)
+
+
+class DeadChannel:
+    """A sandbox without /bin/sh: every command fails with 127 and says why on stderr."""
+
+    def __call__(self, argv):
+        return 127, b"Welcome!\n", b"exec: /bin/sh: not found\n"
+
+
+def test_sandbox_without_a_shell_fails_closed_and_says_why(tmp_path):
+    report = F.fetch(DeadChannel(), HOME + "/out/r.txt", str(tmp_path), remote_home=HOME)
+    assert (report["stage"], report["refused_code"]) == ("resolve", "protocol")
+    assert "/bin/sh: not found" in report["refused"]
+    assert list(tmp_path.iterdir()) == []

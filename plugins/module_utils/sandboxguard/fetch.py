@@ -447,6 +447,11 @@ def _refuse(report, stage, code, reason, started):
     return report
 
 
+def _first_line(stderr):
+    text = stderr.decode("utf-8", "replace").strip().splitlines() if stderr else []
+    return (", stderr: %s" % text[0][:200]) if text else ""
+
+
 def _run(exec_fn, argv, report):
     rc, out, err = exec_fn(argv)
     out = out or b""
@@ -500,8 +505,8 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         code, reason = parsed["refuse"]
         return _refuse(report, "resolve", code, "%s: %s" % (src, reason), started)
     if parsed["resolved"] is None or not parsed["done"]:
-        return _refuse(report, "resolve", "protocol",
-                       "the sandbox did not report a resolved path (exit status %s)" % rc, started)
+        return _refuse(report, "resolve", "protocol", "the sandbox did not report a resolved path (exit status %s%s)"
+                       % (rc, _first_line(_err)), started)
     resolved = parsed["resolved"].decode("utf-8", "surrogateescape")
     report["resolved"] = resolved
 
@@ -529,8 +534,8 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         return _refuse(report, "read", code, "%s: %s" % (resolved, reason), started)
     if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
         return _refuse(report, "read", "protocol",
-                       "the sandbox program ended early (exit status %s; killed by the open watchdog if 137)" % rc,
-                       started)
+                       "the sandbox program ended early (exit status %s%s; -9/137 means the open watchdog killed it)"
+                       % (rc, _first_line(_err)), started)
     mode_bits, nlink, size = parsed["stat"]
     # The same decisions as inside the sandbox, on the values the sandbox reported.
     if not stat.S_ISREG(mode_bits):

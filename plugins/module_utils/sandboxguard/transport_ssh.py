@@ -98,11 +98,17 @@ class SSHExec:
     def __call__(self, argv):
         if self._client is None:
             self.connect()
-        chan = self._client.get_transport().open_session(timeout=self.timeout)
+        paramiko = _paramiko()
+        try:
+            chan = self._client.get_transport().open_session(timeout=self.timeout)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise FetchError("ssh %s:%d: cannot open a session: %s" % (self.host, self.port, exc)) from None
         try:
             chan.exec_command(shell_join(argv))
             chan.shutdown_write()
             return self._collect(chan)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise FetchError("ssh %s:%d: the command failed: %s" % (self.host, self.port, exc)) from None
         finally:
             chan.close()
 

@@ -43,18 +43,21 @@ class DockerExec:
         except Exception as exc:  # docker.errors.* without importing docker here
             raise FetchError("docker exec in %s: %s" % (self.container, exc)) from None
         out, err = bytearray(), bytearray()
-        stream = api.exec_start(created["Id"], stream=True, demux=True)
         try:
-            for chunk_out, chunk_err in stream:
-                if chunk_out:
-                    out += chunk_out
-                    if len(out) > self.max_output:
-                        return -1, bytes(out[: self.max_output + 1]), bytes(err)
-                if chunk_err and len(err) < 64 * 1024:
-                    err += chunk_err
-        finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
-        rc = api.exec_inspect(created["Id"]).get("ExitCode")
+            stream = api.exec_start(created["Id"], stream=True, demux=True)
+            try:
+                for chunk_out, chunk_err in stream:
+                    if chunk_out:
+                        out += chunk_out
+                        if len(out) > self.max_output:
+                            return -1, bytes(out[: self.max_output + 1]), bytes(err)
+                    if chunk_err and len(err) < 64 * 1024:
+                        err += chunk_err
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+            rc = api.exec_inspect(created["Id"]).get("ExitCode")
+        except Exception as exc:  # docker.errors.*, requests and socket errors
+            raise FetchError("docker exec in %s: %s" % (self.container, exc)) from None
         return (rc if rc is not None else -1), bytes(out), bytes(err)
