@@ -251,8 +251,11 @@ say "STAT $1 $2 $3"
 [ $(( 0x$1 & 0xF000 )) -eq $(( 0x8000 )) ] || refuse not_regular "the open descriptor is not a regular file"
 [ "$2" -eq 1 ] || refuse hard_link "the file has $2 hard links (an alias of another name)"
 [ "$3" -le "$max" ] || refuse too_large "the file has $3 bytes, more than max_bytes=$max"
+# Long lines keep the per-line tag cheap; a base64 without -w wraps at 76.
+b64="base64 -w 4096"
+printf x | $b64 >/dev/null 2>&1 || b64=base64
 say BEGIN
-head -c $(( max + 1 )) <&3 | base64 | sed "s/^/$T:D:/"
+head -c $(( max + 1 )) <&3 | $b64 | sed "s/^/$T:D:/"
 say END
 exec 3<&-
 say DONE
