@@ -328,3 +328,8 @@ def test_sandbox_without_a_shell_fails_closed_and_says_why(tmp_path):
     assert (report["stage"], report["refused_code"]) == ("resolve", "protocol")
     assert "/bin/sh: not found" in report["refused"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_resolved_home_travels_as_hex_too():
+    parsed = F.parse_output(tagged(b"RESOLVED 2f61", b"HOME 2f68", b"DONE"), MARK)
+    assert (parsed["resolved"], parsed["resolved_home"]) == (b"/a", b"/h")

@@ -211,7 +211,7 @@ def test_remote_home_unknown_refuses_credential_names_anywhere(channel, home, de
 def test_setuid_executable_arrives_without_setid_or_execute_bits(home, dest):
     src = home / "out" / "tool"
     src.write_bytes(b"\x7fELF fake")
-    os.chmod(src, 0o6755)  # noqa: S103 - a setuid file is what the test is about
+    os.chmod(src, 0o6755)
     report = run(ShellChannel("dash"), src, dest, home)
     assert report["remote_mode"] == "06755"
     assert stat.S_IMODE(os.stat(dest / "tool").st_mode) == 0o644
@@ -221,7 +221,7 @@ def test_setuid_executable_arrives_without_setid_or_execute_bits(home, dest):
 def test_executable_on_request_gets_execute_bits_but_never_setid(home, dest):
     src = home / "out" / "tool"
     src.write_bytes(b"#!/bin/sh\n")
-    os.chmod(src, 0o6755)  # noqa: S103 - a setuid file is what the test is about
+    os.chmod(src, 0o6755)
     run(ShellChannel("dash"), src, dest, home, executable=True)
     assert stat.S_IMODE(os.stat(dest / "tool").st_mode) == 0o755
 
@@ -297,3 +297,22 @@ def test_landed_file_carries_no_xattrs_of_the_original(home, dest):
 def test_program_is_valid_posix_sh_for_dash_syntax_check():
     for argv in (F.resolve_program("/a b/'c'", F.new_token()), F.read_program("/x", F.new_token())):
         assert subprocess.run(["/bin/sh", "-n", "-c", argv[2]], check=False).returncode == 0
+
+
+def test_home_given_through_a_symlink_still_protects_the_real_home(channel, home, dest, tmp_path):
+    # /home/agent -> /data/agent: the key resolves to /data/agent/.ssh/id_rsa, outside the
+    # home as given; the check against the resolved home catches it.
+    alias = tmp_path / "alias-home"
+    alias.symlink_to(home)
+    (home / "out" / "report.pdf").symlink_to(home / ".ssh" / "id_rsa")
+    report = F.fetch(channel, str(alias / "out" / "report.pdf"), str(dest), remote_home=str(alias))
+    assert report["resolved_home"] == str(home)
+    assert (report["stage"], report["refused_code"]) == ("pass2", "denylisted")
+    assert list(dest.iterdir()) == []
+
+
+def test_home_that_resolves_under_a_system_prefix_is_refused(channel, home, dest, tmp_path):
+    alias = tmp_path / "alias-home"
+    alias.symlink_to("/etc")
+    report = F.fetch(channel, str(alias / "hostname"), str(dest), remote_home=str(alias))
+    assert (report["stage"], report["refused_code"]) == ("pass2", "denylisted")

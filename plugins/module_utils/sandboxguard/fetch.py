@@ -221,6 +221,12 @@ r=${r%%x}; r=${r%%?}
 [ -n "$r" ] || refuse unresolvable "readlink -f gave nothing"
 [ -e "$r" ] || refuse missing "no such file"
 say "RESOLVED $(printf '%%s' "$r" | od -An -v -tx1 | tr -d ' \n')"
+h=%(home)s
+if [ -n "$h" ]; then
+  rh=$(readlink -f -- "$h" 2>/dev/null && printf x) || refuse unresolvable "readlink -f cannot resolve the home $h"
+  rh=${rh%%x}; rh=${rh%%?}
+  say "HOME $(printf '%%s' "$rh" | od -An -v -tx1 | tr -d ' \n')"
+fi
 say DONE
 """
 
@@ -267,10 +273,10 @@ def new_token():
     return secrets.token_hex(12)
 
 
-def resolve_program(path, token):
-    """The sandbox program of the resolve step, as an argv for the exec channel."""
+def resolve_program(path, token, home=None):
+    """The sandbox program of the resolve step (the path, and the home when known), as an argv."""
     _check_token(token)
-    return ["/bin/sh", "-c", _RESOLVE % {"token": token, "path": shlex.quote(path)}]
+    return ["/bin/sh", "-c", _RESOLVE % {"token": token, "path": shlex.quote(path), "home": shlex.quote(home or "")}]
 
 
 def read_program(resolved, token, max_bytes=DEFAULT_MAX_BYTES, open_timeout=DEFAULT_OPEN_TIMEOUT_S):
@@ -292,12 +298,12 @@ def _check_token(token):
 def parse_output(stdout, token):
     """Split the program's stdout into records; everything without the token is noise.
 
-    Returns {"refuse": (code, reason) or None, "resolved": bytes or None,
+    Returns {"refuse": (code, reason) or None, "resolved": bytes or None, "resolved_home": bytes or None,
     "stat": (mode_hex, nlink, size) or None, "begin": bool, "end": bool, "done": bool,
     "data": [bytes lines], "noise": int}. Raises ValueError on a malformed tagged line.
     """
     prefix = token.encode() + b":"
-    result = {"refuse": None, "resolved": None, "stat": None, "begin": False, "end": False,
+    result = {"refuse": None, "resolved": None, "resolved_home": None, "stat": None, "begin": False, "end": False,
               "done": False, "data": [], "noise": 0}
     for raw in stdout.split(b"\n"):
         line = raw[:-1] if raw.endswith(b"\r") else raw
@@ -313,12 +319,13 @@ def parse_output(stdout, token):
         elif rest.startswith(b"REFUSE "):
             code, _, reason = rest[7:].decode("utf-8", "replace").partition(" ")
             result["refuse"] = (code, reason)
-        elif rest.startswith(b"RESOLVED "):
-            hexpath = rest[9:].strip()
+        elif rest.startswith((b"RESOLVED ", b"HOME ")):
+            key, _, hexpath = rest.partition(b" ")
             try:
-                result["resolved"] = binascii.unhexlify(hexpath)
+                result[key.decode().lower() if key == b"RESOLVED" else "resolved_home"] = binascii.unhexlify(
+                    hexpath.strip())
             except (binascii.Error, ValueError):
-                raise ValueError("malformed RESOLVED line") from None
+                raise ValueError("malformed %s line" % key.decode()) from None
         elif rest.startswith(b"STAT "):
             fields = rest[5:].split()
             if len(fields) != 3 or not all(re.match(rb"^[0-9a-fA-F]+$", f) for f in fields[:1]) or not (
@@ -440,7 +447,7 @@ def _report(src, dest_dir, max_bytes, home, strict):
         "src": src, "resolved": None, "dest": None, "dest_dir": dest_dir, "fetched": False,
         "changed": False, "refused": None, "refused_code": None, "stage": None,
         "size": None, "sha256": None, "mode": None, "remote_mode": None,
-        "max_bytes": max_bytes, "remote_home": home, "strict": bool(strict),
+        "max_bytes": max_bytes, "remote_home": home, "resolved_home": None, "strict": bool(strict),
         "bytes_received": 0, "noise_lines": 0, "elapsed": 0.0,
     }
 
@@ -498,7 +505,7 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         return _refuse(report, "pass1", problem[0], problem[1], started)
 
     token = new_token()
-    rc, out, _err = _run(exec_fn, resolve_program(src, token), report)
+    rc, out, _err = _run(exec_fn, resolve_program(src, token, home), report)
     try:
         parsed = parse_output(out, token)
     except ValueError as exc:
@@ -513,9 +520,23 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     resolved = parsed["resolved"].decode("utf-8", "surrogateescape")
     report["resolved"] = resolved
 
-    problem = check_path(resolved, home)
-    if problem:
-        return _refuse(report, "pass2", problem[0], "resolved to %s: %s" % (resolved, problem[1]), started)
+    homes = [home]
+    if home is not None:
+        # The home may itself be (or lie under) a symlink, /home/agent -> /data/agent: the
+        # resolved path must then pass the check against the resolved home as well.
+        if parsed["resolved_home"] is None:
+            return _refuse(report, "resolve", "protocol", "the sandbox did not report its resolved home", started)
+        resolved_home = parsed["resolved_home"].decode("utf-8", "surrogateescape")
+        report["resolved_home"] = resolved_home
+        try:
+            homes.append(check_home(resolved_home))
+        except FetchError as exc:
+            return _refuse(report, "pass2", "denylisted", "the home %s resolves to %s: %s" % (home, resolved_home, exc),
+                           started)
+    for candidate in homes:
+        problem = check_path(resolved, candidate)
+        if problem:
+            return _refuse(report, "pass2", problem[0], "resolved to %s: %s" % (resolved, problem[1]), started)
 
     if after_pass2 is not None:
         after_pass2(resolved)
