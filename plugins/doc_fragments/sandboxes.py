@@ -1,0 +1,56 @@
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Options shared by the modules that scope Docker sandboxes."""
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  hermes_home:
+    description:
+      - HERMES_HOME directories. Each gives the root C(<HERMES_HOME>/sandboxes/docker) and, for every
+        directory under C(<HERMES_HOME>/profiles/), C(<HERMES_HOME>/profiles/<name>/sandboxes/docker).
+      - A comma-separated string is accepted (AWX surveys have no list type).
+    type: list
+    elements: path
+    aliases: [hermes_homes]
+    default: []
+  sandbox_dir:
+    description:
+      - The agent's C(TERMINAL_SANDBOX_DIR), when it sets one; gives the root C(<sandbox_dir>/docker).
+    type: path
+  roots:
+    description:
+      - Extra C(<sandbox>/docker) roots the operator names explicitly. System paths are refused.
+    type: list
+    elements: path
+    default: []
+  containers:
+    description:
+      - Only these containers (names or ids). Default is every container of the engine.
+    type: list
+    elements: str
+    default: []
+  include_stopped:
+    description:
+      - Include exited containers (orphans about to be reaped still hold root-written files).
+    type: bool
+    default: true
+  docker_host:
+    description:
+      - The engine's URL. Default is C(DOCKER_HOST) or the local socket.
+    type: str
+notes:
+  - A bind mount is in scope only when the realpath of its source lies below one of the roots the
+    host derives from the options above. Container labels (C(hermes-agent), C(hermes-task-id),
+    C(hermes-profile)), image labels, extra arguments and the mount's destination never add a root.
+    Every mount is reported with the reason for its decision.
+  - A bind source that does not exist is skipped and never recreated.
+  - With rootless Docker, files written by container root belong to the engine's user, not to root,
+    so no ownership is returned; with userns-remap, ownership return takes files from the remapped
+    root uid (from the engine's C(DockerRootDir) suffix) instead of 0. Engines that are not Linux
+    are not swept.
+requirements:
+  - The Docker SDK for Python on the target (Debian C(python3-docker), or C(pip install docker)); the
+    C(sandboxguard.boundary.sandbox_sweep) role installs it.
+"""

@@ -1,0 +1,29 @@
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Module-side glue for the Docker sandbox modules: shared options and the engine connection."""
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import docker_engine
+
+SANDBOX_ARGUMENT_SPEC = dict(
+    hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
+    sandbox_dir=dict(type="path"),
+    roots=dict(type="list", elements="path", default=[]),
+    containers=dict(type="list", elements="str", default=[]),
+    include_stopped=dict(type="bool", default=True),
+    docker_host=dict(type="str"),
+)
+
+
+def split_list(values):
+    """Accept ["a,b"] (an AWX survey string) as ["a", "b"]."""
+    out = []
+    for value in values or ():
+        out.extend(part.strip() for part in str(value).split(",") if part.strip())
+    return out
+
+
+def connect_or_fail(module):
+    try:
+        return docker_engine.connect(module.params["docker_host"])
+    except docker_engine.EngineError as exc:
+        module.fail_json(msg=str(exc))

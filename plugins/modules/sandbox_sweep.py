@@ -1,0 +1,208 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: sandbox_sweep
+short_description: Return ownership, strip setuid/setgid bits and clear file capabilities in Docker sandboxes
+version_added: 0.1.0
+description:
+  - For every bind mount in scope (see M(sandboxguard.boundary.sandbox_mounts_info)), runs three steps
+    in the order the Hermes teardown uses, each with its own budget so one huge tree cannot starve
+    the next step.
+  - "C(chown): files and directories owned by root (or the engine's remapped root) go back to the
+    sandbox directory's owner. The kernel clears setuid, setgid and file capabilities on a file it
+    chowns, which is why this runs first."
+  - "C(setid): setuid and setgid bits are cleared on every regular file."
+  - "C(caps): file capabilities are cleared."
+  - Running containers are swept too (persistent sandboxes are never removed), and exited ones
+    before they are reaped.
+author:
+  - sandboxguard contributors
+options:
+  method:
+    description:
+      - V(native) walks each target on the host with the race-safe walker (the task needs
+        C(become=true)).
+      - V(container) runs each step in a disposable container for hosts where the engine is
+        reachable but root is not. The container has no network, drops every capability but
+        C(CHOWN), C(DAC_OVERRIDE) and C(FOWNER), runs with C(no-new-privileges) and a read-only root,
+        resets C(PATH) and the loader variables, and mounts only the target, by its resolved path,
+        as a non-recursive bind (never C(--volumes-from)). Its steps use C(find -P -xdev), C(chown -h),
+        C(chmod), C(ls -n) and C(sort); GNU findutils and busybox both work and no C(stat) is needed.
+        The capability step re-chowns every regular file to its own owner (one walk per owner),
+        because find cannot see xattrs; it reports the step as run, not which files changed.
+    type: str
+    choices: [native, container]
+    default: native
+  image:
+    description:
+      - The image for O(method=container). Use an image you trust (a pinned busybox or Debian slim),
+        never the sandbox's own image.
+    type: str
+  owner:
+    description:
+      - User (name or uid) that ownership return gives files to. Default is the owner of each
+        sandbox directory (C(<sandbox>), the parent of C(<sandbox>/docker)).
+      - When the owner is root (the agent itself runs as root), no ownership is returned.
+    type: str
+  group:
+    description: Group (name or gid) for O(owner). Default is O(owner)'s primary group.
+    type: str
+  return_ownership:
+    description: Run the ownership return step.
+    type: bool
+    default: true
+  budget_per_step:
+    description: Seconds each step may take, per sandbox. V(0) means no limit.
+    type: float
+    default: 10
+  fail_on_warnings:
+    description:
+      - Fail the task when a sandbox could not be swept completely. By default each such sandbox
+        gives one warning naming its path and the result's RV(warnings) lists them.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - sandboxguard.boundary.sandboxes
+attributes:
+  check_mode:
+    support: full
+    description:
+      - With O(method=native), reports exactly what would change. With O(method=container), lists
+        the files the ownership and setid steps would change; the capability step is not run.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Sweep every Hermes sandbox on the host
+  become: true
+  sandboxguard.boundary.sandbox_sweep:
+    hermes_home: /home/hermes/.hermes
+
+- name: Sweep through the engine only (no root on the host)
+  sandboxguard.boundary.sandbox_sweep:
+    hermes_home: /home/hermes/.hermes
+    method: container
+    image: busybox:1.36.1
+
+- name: Sweep one container's sandboxes before removing it
+  become: true
+  sandboxguard.boundary.sandbox_sweep:
+    hermes_home: /home/hermes/.hermes
+    containers: [hermes-task-42]
+    budget_per_step: 30
+"""
+
+RETURN = r"""
+sandboxes:
+  description: One entry per swept target.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path: {description: The target directory (realpath)., type: str, returned: always}
+    owner: {description: The uid and gid ownership was returned to., type: list, elements: int, returned: always}
+    method: {description: native or container., type: str, returned: always}
+    changed: {description: Whether this sandbox changed., type: bool, returned: always}
+    steps:
+      description: C(chown), C(setid), C(caps) in that order, each with C(complete), C(changed), C(ran), C(error) and its C(report).
+      type: list
+      elements: dict
+      returned: always
+warnings:
+  description:
+    - One entry per sandbox that could not be swept completely, naming its path (Ansible's standard
+      warnings list, shown by every callback).
+  returned: when a sandbox was not swept completely
+  type: list
+  elements: str
+engine:
+  description: Engine facts, as M(sandboxguard.boundary.sandbox_mounts_info) returns them.
+  returned: always
+  type: dict
+targets:
+  description: The in-scope directories.
+  returned: always
+  type: list
+  elements: dict
+containers:
+  description: Every container looked at, with a scope decision per mount.
+  returned: always
+  type: list
+  elements: dict
+"""
+
+import grp
+import pwd
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
+    SANDBOX_ARGUMENT_SPEC,
+    connect_or_fail,
+    split_list,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
+
+
+def resolve_owner(module, owner, group):
+    if owner is None:
+        return None
+    try:
+        entry = pwd.getpwuid(int(owner)) if owner.isdigit() else pwd.getpwnam(owner)
+        uid, gid = entry.pw_uid, entry.pw_gid
+    except KeyError:
+        if not owner.isdigit() or group is None:
+            module.fail_json(msg="owner %r: no such user on this host (give a uid and a group)" % owner)
+        uid, gid = int(owner), None
+    if group is not None:
+        try:
+            gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+        except KeyError:
+            module.fail_json(msg="group %r: no such group on this host" % group)
+    return uid, gid
+
+
+def main():
+    argument_spec = dict(SANDBOX_ARGUMENT_SPEC)
+    argument_spec.update(
+        method=dict(type="str", choices=list(sweep.METHODS), default="native"),
+        image=dict(type="str"),
+        owner=dict(type="str"),
+        group=dict(type="str"),
+        return_ownership=dict(type="bool", default=True),
+        budget_per_step=dict(type="float", default=sweep.DEFAULT_BUDGET_PER_STEP_S),
+        fail_on_warnings=dict(type="bool", default=False),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           required_if=[("method", "container", ("image",))], required_by={"group": "owner"})
+    p = module.params
+    if p["budget_per_step"] < 0:
+        module.fail_json(msg="budget_per_step must be 0 (no limit) or more, got %s" % p["budget_per_step"])
+    owner = resolve_owner(module, p["owner"], p["group"])
+    client = connect_or_fail(module)
+    try:
+        result = sweep.sweep(
+            client, split_list(p["hermes_home"]), p["sandbox_dir"], split_list(p["roots"]),
+            split_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
+            p["budget_per_step"], module.check_mode, p["return_ownership"])
+    except Exception as exc:  # engine errors, a named container that does not exist
+        module.fail_json(msg=str(exc))
+    changed = result.pop("changed")
+    if module.check_mode:
+        changed = changed or any(s.get("would_change") for sb in result["sandboxes"] for s in sb["steps"])
+    warnings = result.pop("warnings")
+    for warning in warnings:  # Ansible returns these as the result's warnings list
+        module.warn(warning)
+    if warnings and p["fail_on_warnings"]:
+        module.fail_json(msg="%d sandbox(es) not swept completely: %s" % (len(warnings), "; ".join(warnings)),
+                         changed=changed, **result)
+    module.exit_json(changed=changed, **result)
+
+
+if __name__ == "__main__":
+    main()
