@@ -173,6 +173,11 @@ apparmor:
     and C(grants_userns)), C(attached).
   type: dict
   returned: always
+sysctl_fix:
+  description: The sysctl settings (C(name=value)) that would enable unprivileged user namespaces on this host; empty when none is off.
+  type: list
+  elements: str
+  returned: always
 in_container:
   description: Whether the host looks like a container.
   type: bool

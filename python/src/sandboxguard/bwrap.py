@@ -727,6 +727,7 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
     bwrap_path = find_bwrap(bwrap)
     facts = read_host_facts(bwrap_path, root)
     report.update(facts)
+    report["sysctl_fix"] = sysctl_fix(facts)
     report["bwrap"]["path"] = bwrap_path
     if bwrap_path is None:
         problems.append(("bwrap-missing", "install", _format(REASON_MESSAGES["bwrap-missing"],
