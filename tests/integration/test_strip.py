@@ -355,12 +355,7 @@ def test_directory_swapped_for_symlink_after_listing_is_not_followed(tree, outsi
             os.symlink(os.path.dirname(outside), sub)
 
     # progress runs between directories; a zero interval makes it run after the root listing
-    old = strip.PROGRESS_INTERVAL_S
-    strip.PROGRESS_INTERVAL_S = 0
-    try:
-        report = strip.strip([str(tree)], fork=False, progress=swap_once)
-    finally:
-        strip.PROGRESS_INTERVAL_S = old
+    report = strip.strip([str(tree)], fork=False, progress=swap_once, progress_interval=0)
     assert calls == [1]
     assert mode_of(outside) == 0o4755
     assert [e["op"] for e in report["errors"]] == ["open directory"]

@@ -91,3 +91,40 @@ def test_incomplete_walk_exits_1_and_says_so(tmp_path):
             (sub / str(f)).touch()
     result = cli("scan", "--budget", "0.01", str(root))
     assert result.returncode == 1 and "INCOMPLETE" in result.stdout
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(tmp_path):
+    import pty
+
+    root = tmp_path / "wide"
+    for d in range(100):
+        sub = root / ("d%03d" % d)
+        sub.mkdir(parents=True)
+        for f in range(100):
+            (sub / str(f)).touch()
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "sandboxguard_cli", "scan", "--budget", "0",
+                               "--progress-interval", "0.001", str(root)],
+                              stdout=subprocess.PIPE, stderr=follower, env=ENV, timeout=120)
+        os.close(follower)
+        follower = None
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO once the follower side is closed and drained
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+        if follower is not None:
+            os.close(follower)
+    err = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert "dirs," in err and "files," in err  # at least one progress line
+    assert "dirs," not in proc.stdout.decode().split("walked")[0]  # progress never on stdout
+    piped = cli("scan", "--budget", "0", str(root))
+    assert piped.stderr == ""  # not a terminal: no progress

@@ -36,6 +36,8 @@ def _common(parser):
                         help="stop after this many seconds and report complete: false (default %(default)s; 0 = none)")
     parser.add_argument("--max-listed", type=int, default=stripmod.DEFAULT_MAX_LISTED, metavar="N",
                         help="list at most N findings (the rest are counted); default %(default)s")
+    parser.add_argument("--progress-interval", type=float, default=stripmod.PROGRESS_INTERVAL_S, metavar="S",
+                        help="seconds between progress lines on a terminal's stderr (default %(default)s)")
     parser.add_argument("--cross-mounts", action="store_true",
                         help="walk into nested mounts (default: stay on the root's mount and prune the rest)")
 
@@ -83,7 +85,7 @@ def _run(args, dry_run, **kwargs):
         report = stripmod.run(
             args.paths, dry_run=dry_run, budget=_budget(args.budget), max_listed=args.max_listed,
             prune_mounts=not args.cross_mounts, one_file_system=not args.cross_mounts,
-            progress=progress, **kwargs)
+            progress=progress, progress_interval=args.progress_interval, **kwargs)
     except RootRefused as exc:
         raise UsageError(str(exc)) from None
     except ValueError as exc:
