@@ -40,7 +40,7 @@ normalise() {
   flavour=${ref%%:*}
   version=${ref#*:}
   if [ "$flavour" = "$ref" ] || [ ! -f "images/$flavour.recipe" ] || ! suite_of "$version" >/dev/null; then
-    log "unknown image '$1': expected sandboxguard/<flavour>:<12|13> with a recipe images/<flavour>.recipe ($(cd images && ls -- *.recipe | sed 's/\.recipe$//' | paste -sd' '))"
+    log "unknown image '$1': expected sandboxguard/<flavour>:<12|13> with a recipe images/<flavour>.recipe (have: $(for r in images/*.recipe; do r=${r#images/}; printf '%s ' "${r%.recipe}"; done))"
     return 1
   fi
   echo "sandboxguard/$flavour:$version"
@@ -64,6 +64,7 @@ build_one() { # image -> builds it, output to the caller's log
   want=$(recipe_hash "$image")
   rootfs=$work/$flavour-$version.rootfs
   start=$SECONDS
+  local recipe_packages=() recipe_cmd='' recipe_policy_rc_d=no recipe_stopsignal=''
   # shellcheck source=/dev/null
   . "images/$flavour.recipe"
   old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
