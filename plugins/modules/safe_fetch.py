@@ -234,6 +234,11 @@ resolved:
   returned: always
   type: str
   sample: /home/agent/.ssh/id_rsa
+resolved_home:
+  description: O(remote_home) as resolved inside the sandbox; the resolved path is checked against both.
+  returned: when O(remote_home) is set and the path was resolved
+  type: str
+  sample: /data/agent
 fetched:
   description: Whether a file landed in O(dest) (false in check mode).
   returned: always
