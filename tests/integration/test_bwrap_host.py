@@ -106,13 +106,13 @@ def test_the_sandbox_runs_as_the_agent_user_not_root(built_bwrap, agent):
     workdir = tempfile.mkdtemp(prefix="sg-bwrap-wrapper-", dir="/var/tmp")
     try:
         # the agent user appends to the log here
-        os.chmod(workdir, 0o777)  # noqa: S103
+        os.chmod(workdir, 0o777)
         log = os.path.join(workdir, "uids")
         wrapper = os.path.join(workdir, "bwrap")
         with open(wrapper, "w") as handle:
             handle.write('#!/bin/sh\n[ "$1" = --version ] || id -u >> %s\nexec %s "$@"\n' % (log, built_bwrap))
         # the agent user runs it
-        os.chmod(wrapper, 0o755)  # noqa: S103
+        os.chmod(wrapper, 0o755)
         done = cli("--user", AGENT, "--bwrap", wrapper, "--json", "--check", "user_namespace")
         assert done.returncode == 0, done.stdout + done.stderr
         with open(log) as handle:
@@ -158,12 +158,12 @@ def test_a_hung_sandbox_is_killed_at_the_timeout(built_bwrap, agent):
     workdir = tempfile.mkdtemp(prefix="sg-bwrap-hang-", dir="/var/tmp")
     try:
         # the agent user enters it
-        os.chmod(workdir, 0o755)  # noqa: S103
+        os.chmod(workdir, 0o755)
         wrapper = os.path.join(workdir, "bwrap")
         with open(wrapper, "w") as handle:
             handle.write('#!/bin/sh\n[ "$1" = --version ] && exec %s --version\nexec sleep 30\n' % built_bwrap)
         # the agent user runs it
-        os.chmod(wrapper, 0o755)  # noqa: S103
+        os.chmod(wrapper, 0o755)
         report = bwrap.probe(user=AGENT, bwrap=wrapper, timeout=1, checks=["user_namespace"])
     finally:
         shutil.rmtree(workdir)
