@@ -119,7 +119,9 @@ def run(tmp_path_factory):
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
                    ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
                    ANSIBLE_SSH_CONTROL_PATH_DIR=str(out / "cp"), ANSIBLE_HOST_KEY_CHECKING="True",
-                   ANSIBLE_FORCE_COLOR="0", PATH=BIN + os.pathsep + os.environ["PATH"])
+                   ANSIBLE_FORCE_COLOR="0", PATH=BIN + os.pathsep + os.environ["PATH"],
+                   # no ControlPersist master outliving the test (and its sshd)
+                   ANSIBLE_SSH_ARGS="-o ControlMaster=no")
         proc = subprocess.run(
             [os.path.join(BIN, "ansible-playbook"), "-i", str(inventory), str(playbook),
              "-e", json.dumps({"work": work, "out": str(out), "remote_home": sshd.home})],
