@@ -316,3 +316,28 @@ def test_home_that_resolves_under_a_system_prefix_is_refused(channel, home, dest
     alias.symlink_to("/etc")
     report = F.fetch(channel, str(alias / "hostname"), str(dest), remote_home=str(alias))
     assert (report["stage"], report["refused_code"]) == ("pass2", "denylisted")
+
+
+@pytest.mark.parametrize("shell", sorted(SHELLS))
+def test_open_watchdog_kills_a_program_blocked_on_a_fifo(shell, tmp_path):
+    # The race it covers (a FIFO swapped in between the type tests and the open) has no
+    # hook to hit deterministically, so the watchdog the read program uses is run alone.
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    token = F.new_token()
+    program = (F._PRELUDE % {"token": token} + F._OPEN_FD3 + 'open_fd3 "$1" 1\nsay OPENED\n')
+    started = time.monotonic()
+    proc = subprocess.run([*SHELLS[shell], "-c", program, "sh", str(fifo)], capture_output=True, timeout=30,
+                          check=False)
+    assert proc.returncode in (-9, 137)
+    assert b"OPENED" not in proc.stdout
+    assert time.monotonic() - started < 5
+
+
+def test_open_watchdog_leaves_a_regular_file_open_and_the_shell_alive(tmp_path):
+    (tmp_path / "r").write_bytes(b"abc")
+    program = (F._PRELUDE % {"token": F.new_token()} + F._OPEN_FD3
+               + 'open_fd3 "$1" 1\nsleep 2\nhead -c 3 <&3\n')
+    proc = subprocess.run(["/bin/sh", "-c", program, "sh", str(tmp_path / "r")], capture_output=True, timeout=30,
+                          check=False)
+    assert (proc.returncode, proc.stdout) == (0, b"abc")

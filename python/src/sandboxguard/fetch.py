@@ -229,7 +229,19 @@ fi
 say DONE
 """
 
-_READ = _PRELUDE + r"""
+# open_fd3 PATH SECONDS: open PATH on descriptor 3 in this shell. A FIFO swapped in between
+# the type tests and the open would block the open: a watchdog kills this shell (-9) after
+# SECONDS. Its output goes nowhere, so a leftover sleep cannot hold the channel open.
+_OPEN_FD3 = r"""
+open_fd3() {
+  ( sleep "$2"; kill -9 $$ ) >/dev/null 2>&1 </dev/null &
+  w=$!
+  command exec 3< "$1" || { kill $w 2>/dev/null; refuse unreadable "cannot open"; }
+  kill $w 2>/dev/null
+}
+"""
+
+_READ = _PRELUDE + _OPEN_FD3 + r"""
 r=%(path)s
 max=%(max_bytes)d
 [ -L "$r" ] && refuse swapped "the resolved path became a symlink after pass 2"
@@ -237,12 +249,7 @@ max=%(max_bytes)d
 [ -p "$r" ] && refuse fifo "a FIFO is never opened (it could block forever)"
 [ -f "$r" ] || refuse not_regular "not a regular file"
 [ -r "$r" ] || refuse unreadable "permission denied"
-# A FIFO swapped in between the test above and the open would block the open: a watchdog
-# kills this shell after the timeout. Its output goes nowhere so it cannot hold the channel.
-( sleep %(open_timeout)d; kill -9 $$ ) >/dev/null 2>&1 </dev/null &
-w=$!
-command exec 3< "$r" || { kill $w 2>/dev/null; refuse unreadable "cannot open"; }
-kill $w 2>/dev/null
+open_fd3 "$r" %(open_timeout)d
 fd=/proc/self/fd/3
 [ -e "$fd" ] || fd=/dev/fd/3
 o=$(readlink "$fd" 2>/dev/null && printf x) ||
