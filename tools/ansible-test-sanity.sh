@@ -60,8 +60,8 @@ for path in sys.stdin.buffer.read().decode("utf-8", "surrogateescape").split("\0
 git -C "$dest" -c init.defaultBranch=main init -q
 # .gitignore is in build_ignore, so say here what ansible-test writes into the tree.
 printf '%s\n' '/tests/output/' >"$dest/.git/info/exclude"
-if [ -d "$keep" ]; then mkdir -p "$dest/tests" && mv "$keep" "$dest/tests/output"; fi
 log "copied $(find "$dest" -type f -not -path '*/.git/*' | wc -l) files to ${dest#"$top"/}"
+if [ -d "$keep" ]; then mkdir -p "$dest/tests" && mv "$keep" "$dest/tests/output"; fi
 
 # --- 2. the get-pip stand-in ----------------------------------------------------------
 # The pip version ansible-test bootstraps is a constant in its python_requirements.py
