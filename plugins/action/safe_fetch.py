@@ -75,7 +75,7 @@ class ActionModule(ActionBase):
             if args["fail_on_refused"]:
                 result["failed"] = True
         else:
-            result["msg"] = "%s %s -> %s (%d bytes, sha256 %s)" % (
+            result["msg"] = "%s %s -> %s (%s bytes, sha256 %s)" % (
                 "would fetch" if self._task.check_mode else "fetched", args["src"], report["dest"],
                 report["size"], report["sha256"])
         return result

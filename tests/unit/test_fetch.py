@@ -202,7 +202,7 @@ def test_noise_around_and_between_tagged_lines_is_ignored_and_counted():
            + tagged(*payload_lines(b"hello"), b"END", b"DONE") + b"logout\n")
     parsed = F.parse_output(out, MARK)
     assert F.decode_payload(parsed["data"]) == b"hello"
-    assert parsed["stat"] == (0o100644, 1, 5)
+    assert (parsed["mode"], parsed["nlink"], parsed["size"]) == (0o100644, 1, 5)
     assert parsed["noise"] == 5
 
 
@@ -230,7 +230,7 @@ def test_unknown_tagged_line_is_a_protocol_error():
 
 def test_refusal_line_gives_code_and_reason():
     parsed = F.parse_output(tagged(b"REFUSE hard_link the file has 2 hard links"), MARK)
-    assert parsed["refuse"] == ("hard_link", "the file has 2 hard links")
+    assert (parsed["refuse_code"], parsed["refuse_reason"]) == ("hard_link", "the file has 2 hard links")
 
 
 def test_resolved_path_travels_as_hex_so_any_byte_survives():

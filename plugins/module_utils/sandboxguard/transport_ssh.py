@@ -27,10 +27,10 @@ def _paramiko():
 
 def parse_target(target, default_port=22):
     """Split ``[USER@]HOST[:PORT]`` (``[::1]:2222`` for IPv6) into (user, host, port)."""
-    user, _, hostport = target.rpartition("@")
+    user, _sep, hostport = target.rpartition("@")
     port = default_port
     if hostport.startswith("["):
-        host, _, rest = hostport[1:].partition("]")
+        host, _sep, rest = hostport[1:].partition("]")
         if rest.startswith(":"):
             port = rest[1:]
     elif hostport.count(":") == 1:

@@ -304,12 +304,14 @@ def _check_token(token):
 def parse_output(stdout, token):
     """Split the program's stdout into records; everything without the token is noise.
 
-    Returns {"refuse": (code, reason) or None, "resolved": bytes or None, "resolved_home": bytes or None,
-    "stat": (mode_hex, nlink, size) or None, "begin": bool, "end": bool, "done": bool,
-    "data": [bytes lines], "noise": int}. Raises ValueError on a malformed tagged line.
+    Returns {"refuse_code": str or None, "refuse_reason": str or None, "resolved": bytes or None,
+    "resolved_home": bytes or None, "stat": bool (a STAT line came), "mode": int, "nlink": int,
+    "size": int, "begin": bool, "end": bool, "done": bool, "data": [bytes lines], "noise": int}.
+    Raises ValueError on a malformed tagged line.
     """
     prefix = token.encode() + b":"
-    result = {"refuse": None, "resolved": None, "resolved_home": None, "stat": None, "begin": False, "end": False,
+    result = {"refuse_code": None, "refuse_reason": None, "resolved": None, "resolved_home": None, "stat": False,
+              "mode": 0, "nlink": 0, "size": 0, "begin": False, "end": False,
               "done": False, "data": [], "noise": 0}
     for raw in stdout.split(b"\n"):
         line = raw[:-1] if raw.endswith(b"\r") else raw
@@ -323,10 +325,10 @@ def parse_output(stdout, token):
                 raise ValueError("payload line outside BEGIN/END")
             result["data"].append(rest[2:])
         elif rest.startswith(b"REFUSE "):
-            code, _, reason = rest[7:].decode("utf-8", "replace").partition(" ")
-            result["refuse"] = (code, reason)
+            code, _sep, reason = rest[7:].decode("utf-8", "replace").partition(" ")
+            result["refuse_code"], result["refuse_reason"] = code, reason
         elif rest.startswith((b"RESOLVED ", b"HOME ")):
-            key, _, hexpath = rest.partition(b" ")
+            key, _sep, hexpath = rest.partition(b" ")
             try:
                 result[key.decode().lower() if key == b"RESOLVED" else "resolved_home"] = binascii.unhexlify(
                     hexpath.strip())
@@ -338,7 +340,7 @@ def parse_output(stdout, token):
                 fields[1].isdigit() and fields[2].isdigit()
             ):
                 raise ValueError("malformed STAT line")
-            result["stat"] = (int(fields[0], 16), int(fields[1]), int(fields[2]))
+            result.update(stat=True, mode=int(fields[0], 16), nlink=int(fields[1]), size=int(fields[2]))
         elif rest == b"BEGIN":
             if result["begin"]:
                 raise ValueError("second BEGIN")
@@ -407,7 +409,7 @@ def land_file(data, dest_dir, name, *, private=False, executable=False, overwrit
         if dry_run:
             return final, mode, True
         tmp = None
-        for _ in range(100):
+        for _attempt in range(100):
             candidate = ".%s.sgfetch-%s" % (name[:40], secrets.token_hex(6))
             try:
                 fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -517,9 +519,8 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     except ValueError as exc:
         return _refuse(report, "resolve", "protocol", "malformed sandbox output: %s" % exc, started)
     report["noise_lines"] += parsed["noise"]
-    if parsed["refuse"]:
-        code, reason = parsed["refuse"]
-        return _refuse(report, "resolve", code, "%s: %s" % (src, reason), started)
+    if parsed["refuse_code"]:
+        return _refuse(report, "resolve", parsed["refuse_code"], "%s: %s" % (src, parsed["refuse_reason"]), started)
     if parsed["resolved"] is None or not parsed["done"]:
         return _refuse(report, "resolve", "protocol", "the sandbox did not report a resolved path (exit status %s%s)"
                        % (rc, _first_line(_err)), started)
@@ -558,15 +559,14 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         return _refuse(report, "read", "protocol", "malformed sandbox output: %s" % exc, started)
     report["noise_lines"] += parsed["noise"]
     if parsed["stat"]:
-        report["remote_mode"] = "%05o" % stat.S_IMODE(parsed["stat"][0])
-    if parsed["refuse"]:
-        code, reason = parsed["refuse"]
-        return _refuse(report, "read", code, "%s: %s" % (resolved, reason), started)
+        report["remote_mode"] = "%05o" % stat.S_IMODE(parsed["mode"])
+    if parsed["refuse_code"]:
+        return _refuse(report, "read", parsed["refuse_code"], "%s: %s" % (resolved, parsed["refuse_reason"]), started)
     if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
         return _refuse(report, "read", "protocol",
                        "the sandbox program ended early (exit status %s%s; -9/137 means the open watchdog killed it)"
                        % (rc, _first_line(_err)), started)
-    mode_bits, nlink, size = parsed["stat"]
+    mode_bits, nlink, size = parsed["mode"], parsed["nlink"], parsed["size"]
     # The same decisions as inside the sandbox, on the values the sandbox reported.
     if not stat.S_ISREG(mode_bits):
         return _refuse(report, "read", "not_regular", "%s: not a regular file" % resolved, started)
