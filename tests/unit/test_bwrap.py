@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 from sandboxguard import bwrap
@@ -431,3 +432,29 @@ def test_apparmor_profile_parses_with_apparmor_parser(tmp_path):
     profile.write_text(bwrap.apparmor_profile("/usr/local/bin/bwrap"))
     done = subprocess.run([parser, "-Q", "-K", str(profile)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def ubuntu_bwrap():
+    """A stand-in for Ubuntu 24.04's bwrap 0.9.0: --version works, the sandbox hits the restriction."""
+    workdir = tempfile.mkdtemp(prefix="sg-fake-bwrap-", dir="/tmp")
+    os.chmod(workdir, 0o755)  # the probe runs it as another user when the tests run as root
+    path = os.path.join(workdir, "bwrap")
+    with open(path, "w") as handle:
+        handle.write('#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.9.0"; exit 0; }\n'
+                     'echo "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n')
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(workdir)
+
+
+def test_a_probe_on_ubuntu_2404_reports_userns_restricted_and_the_apparmor_remedy(ubuntu_2404, ubuntu_bwrap):
+    user = "nobody" if os.geteuid() == 0 else None
+    report = bwrap.probe(user=user, bwrap=ubuntu_bwrap, root=str(ubuntu_2404), timeout=10)
+    assert report["bwrap"]["meets_min"] is True
+    assert report["probe"]["ran"] is True
+    assert (report["reason"], report["remediation"]) == ("userns-restricted", "apparmor_profile")
+    assert "kernel.apparmor_restrict_unprivileged_userns=1" in report["message"]
+    assert "AppArmor profile for %s" % ubuntu_bwrap in report["remediation_text"]
+    assert report["sysctl_fix"] == ["kernel.apparmor_restrict_unprivileged_userns=0"]
+    assert {check["status"] for check in report["isolation"]} == {"not_run"}
