@@ -24,7 +24,7 @@ log() { echo "build-bwrap: $*" >&2; }
 
 fetch_tarball() {
     local found
-    found=$(find "$SRC_DIR" -maxdepth 1 -name 'bubblewrap_*.orig.tar.*' ! -name '*.asc' 2>/dev/null | sort | tail -n 1 || true)
+    found=$(find "$SRC_DIR" -maxdepth 1 -name 'bubblewrap_*.orig.tar.*' ! -name '*.asc' 2>/dev/null | sort -V | tail -n 1 || true)
     if [ -n "$found" ]; then
         echo "$found"
         return
@@ -45,7 +45,7 @@ fetch_tarball() {
     log "apt-get source --download-only bubblewrap/$SUITE"
     # Seen once: the .dsc fetch failed with 404 while both tarballs arrived (FACTS.md).
     (cd "$SRC_DIR" && apt-get "${opts[@]}" source --download-only "bubblewrap/$SUITE" >&2) || true
-    found=$(find "$SRC_DIR" -maxdepth 1 -name 'bubblewrap_*.orig.tar.*' ! -name '*.asc' | sort | tail -n 1 || true)
+    found=$(find "$SRC_DIR" -maxdepth 1 -name 'bubblewrap_*.orig.tar.*' ! -name '*.asc' | sort -V | tail -n 1 || true)
     if [ -z "$found" ]; then
         log "no bubblewrap_*.orig.tar.* arrived in $SRC_DIR; check that $MIRROR serves $SUITE sources"
         exit 1
