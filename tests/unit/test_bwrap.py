@@ -253,7 +253,7 @@ def test_root_probing_as_nobody_switches_to_nobody():
 
 def test_an_unprivileged_caller_cannot_probe_as_someone_else():
     nobody = bwrap.resolve_probe_user("nobody", euid=0)["uid"]
-    assert bwrap.resolve_probe_user("nobody", euid=nobody + 1)["error"] == "user-unknown"
+    assert bwrap.resolve_probe_user("nobody", euid=nobody + 1)["error"] == "user-switch-denied"
 
 
 def test_an_unknown_user_is_an_error():
@@ -321,6 +321,14 @@ def test_each_masked_path_needs_its_own_fd_because_bwrap_closes_it():
     with pytest.raises(ValueError, match="one empty fd per masked path"):
         bwrap.sandbox_argv("/usr/bin/bwrap", hidden_files=["/home/a/.netrc"], masked_sockets=["/run/docker.sock"],
                            empty_fds=[5])
+
+
+def test_a_credential_store_that_is_a_symlink_is_hidden_at_its_target(tmp_path):
+    (tmp_path / "dotfiles" / "ssh").mkdir(parents=True)
+    (tmp_path / ".ssh").symlink_to(tmp_path / "dotfiles" / "ssh")
+    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    assert dirs == [str(tmp_path / "dotfiles" / "ssh")]
+    assert files == []
 
 
 def test_credential_stores_under_home_are_found(tmp_path):

@@ -123,6 +123,7 @@ REASON_MESSAGES = {
     "root-probe-refused": "refusing to probe as root: root bypasses user namespace restrictions and passes "
                           "where the agent user fails",
     "user-unknown": "no such user: {user}",
+    "user-switch-denied": "only root can probe as another user",
     "exec-failed": "could not run the probe: {error}",
     "unknown": "bwrap failed: {stderr}",
 }
@@ -572,9 +573,17 @@ def hidden_paths(home, root="/"):
         return dirs, files
     for rel in CREDENTIAL_STORES:
         path = os.path.join(home, rel)
+        full = os.path.join(root, path.lstrip("/"))
         try:
-            st = os.lstat(os.path.join(root, path.lstrip("/")))
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                # A store that is a symlink (a dotfiles repository) is hidden at its target.
+                target = os.path.realpath(full)
+                st = os.stat(target)
+                path = "/" + os.path.relpath(target, root).lstrip("/") if root != "/" else target
         except OSError:
+            continue
+        if path in dirs or path in files:
             continue
         if stat.S_ISDIR(st.st_mode):
             dirs.append(path)
@@ -627,7 +636,7 @@ def resolve_probe_user(user=None, euid=None):
                 "message": "refusing to probe as root (%s): root bypasses user namespace restrictions and "
                            "passes where the agent user fails; name the agent user instead" % entry.pw_name}
     if euid not in (0, entry.pw_uid):
-        return {"error": "user-unknown",
+        return {"error": "user-switch-denied",
                 "message": "only root can probe as another user; run as %s or as root" % entry.pw_name}
     try:
         groups = os.getgrouplist(entry.pw_name, entry.pw_gid)
