@@ -16,7 +16,8 @@ description:
     name matches O(tmp_patterns).
   - Read only; symbolic links are never followed. Reading other users' crontabs needs C(become).
 version_added: 0.1.0
-author: sandboxguard contributors
+author:
+  - sandboxguard contributors (@sandboxguard)
 options:
   users:
     description:
@@ -165,8 +166,8 @@ def main():
     report = audit(users=users or None, tmp_dir=p["tmp_dir"], tmp_patterns=tuple(p["tmp_patterns"]),
                    spool_dir=p["spool_dir"], min_age=p["min_age"])
     if p["fail_on_leaks"] and report["leaks"]:
-        module.fail_json(msg="%d leak(s) outside the sandbox: %s" % (
-            report["leaks"], ", ".join("%s=%d" % (k, v) for k, v in report["counts"].items() if v)), **report)
+        counts = ", ".join("%s=%s" % (kind, count) for kind, count in report["counts"].items() if count)
+        module.fail_json(msg="%s leak(s) outside the sandbox: %s" % (report["leaks"], counts), **report)
     module.exit_json(**report)
 
 

@@ -22,7 +22,8 @@ description:
   - New files are created with mode 0600 and the owner of the Hermes home; existing files keep their mode and owner.
   - With O(eval_isolation=true) also installs the crontab shim and an eval-run wrapper (see O(bin_dir)).
 version_added: 0.1.0
-author: sandboxguard contributors
+author:
+  - sandboxguard contributors (@sandboxguard)
 options:
   hermes_home:
     description: The Hermes home directory (usually C(~agent/.hermes)). It must exist.

@@ -430,7 +430,7 @@ def strip_header(data, keep_header=False):
     out = bytearray()
     pos = 0
     if not keep_header:
-        for _ in range(NHEADER_LINES):
+        for _header_line in range(NHEADER_LINES):
             if pos >= len(data):
                 break
             if data[pos] != 0x23:
@@ -450,7 +450,7 @@ def strip_header(data, keep_header=False):
 def editable_text(data):
     """What ``crontab -e`` puts in the temporary file for a stored table (header removed)."""
     pos = 0
-    for _ in range(NHEADER_LINES):
+    for _header_line in range(NHEADER_LINES):
         if pos >= len(data):
             return b""
         if data[pos] != 0x23:
@@ -813,7 +813,7 @@ class _suppress_oserror:
 def _make_edit_dir(base):
     """``<base>/crontab.XXXXXX`` (six random letters or digits, as mkdtemp(3) makes), mode 0700."""
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-    for _ in range(100):
+    for _attempt in range(100):
         suffix = "".join(letters[b % len(letters)] for b in os.urandom(6))
         path = os.path.join(base, "crontab." + suffix)
         try:
@@ -904,4 +904,5 @@ def install_text(bin_dir, name, text, mode=0o755, check=False):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # the installed shim is a standalone program, not an Ansible module
+    sys.exit(main())  # pylint: disable=ansible-bad-function
