@@ -1,0 +1,922 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Find and remove what a root container left privileged in a host directory.
+
+One race-safe walk per call does every requested action on each regular file:
+
+* ``chown``: ownership return. Files and directories owned by a uid in ``chown_from``
+  (root by default) are given to ``chown_to``. The kernel clears setuid, setgid (when
+  group-executable) and ``security.capability`` on a regular file it chowns, which is
+  why the seeds run this first.
+* ``setid``: clear S_ISUID and S_ISGID on regular files, keeping every other bit.
+* ``caps``: remove the ``security.capability`` xattr (method ``xattr``), or re-chown
+  the file to its own uid and gid so the kernel drops it (method ``chown``).
+
+How the walk treats a tree written by an untrusted container, possibly while we walk:
+
+* Directories are opened relative to their parent's descriptor with O_NOFOLLOW, so a
+  directory swapped for a symlink cannot redirect the walk; names are never joined into
+  long paths for a syscall, so paths beyond PATH_MAX work; the walk is iterative.
+* It stays on the root's filesystem (st_dev) and prunes nested mount points: when
+  /proc/self/mountinfo lists any below a root, every directory's mount id is checked
+  (/proc/self/fdinfo), which also catches a bind mount of the same filesystem.
+* Only regular files are changed, and only through an O_PATH|O_NOFOLLOW handle whose
+  fstat shows the same (st_dev, st_ino) as the scan and a regular file; the change
+  goes through /proc/self/fd/N. FIFOs, sockets, devices and directories are never
+  opened for I/O and never lose bits (a setgid directory keeps its setgid bit).
+* A deadline (``budget`` seconds) ends the walk early with ``complete: False``;
+  per-file errors are collected and the walk goes on; listed findings are capped.
+
+The walk runs in a forked worker when the calling process has one thread (a module
+or the CLI): the worker may fchdir into each directory, which makes the per-file
+xattr check cheaper, and the caller's working directory never moves. In a threaded
+caller (an agent harness) it runs in-process and resolves names through
+/proc/self/fd/D/NAME instead. Either way the result is the same report.
+"""
+import collections
+import errno
+import functools
+import json
+import operator
+import os
+import select
+import signal
+import stat
+import threading
+import time
+
+from sandboxguard import caps as capsmod
+from sandboxguard.mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
+from sandboxguard.roots import RootRefused, check_root
+
+DEFAULT_BUDGET_S = 10.0
+DEFAULT_MAX_LISTED = 1000
+# Directory descriptors kept open for pending children before falling back to reopen
+# (identity-checked) on demand; keeps a 10,000-deep tree under the fd limit.
+MAX_HELD_DIR_FDS = 64
+# How much longer than the budget the parent waits for a forked worker before killing it.
+WORKER_GRACE_S = 5.0
+PROGRESS_INTERVAL_S = 0.5
+
+SETID_BITS = stat.S_ISUID | stat.S_ISGID
+# -- prototype switches (benchmarks/proto only) --
+FAST_LIST = True   # chunked map() over names instead of a per-file Python loop
+FILE_CHUNK = 256   # names per chunk: bounds memory in a huge directory
+WORKERS = 1        # 2: after a short BFS, two forked walkers share a queue of subtrees
+SCANDIR_DOT = True  # lean + use_chdir: os.scandir(".") instead of os.scandir(fd)
+SHARE_FRONTIER = 64  # directories waiting before the walkers start
+_ST_MODE = operator.attrgetter("st_mode")
+_ST_UID = operator.attrgetter("st_uid")
+_ONLY_REG = {stat.S_IFREG}
+_LISTXATTR_NOFOLLOW = functools.partial(os.listxattr, follow_symlinks=False)
+
+
+class _Slow(Exception):
+    """The fast path saw something unusual; redo the chunk file by file."""
+CAP_XATTR = capsmod.XATTR_NAME
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+_PATH_FLAGS = getattr(os, "O_PATH", 0o10000000) | os.O_NOFOLLOW | os.O_CLOEXEC
+ACTIONS = ("setid", "caps", "chown")
+CAPS_METHODS = ("xattr", "chown")
+HARDLINK_POLICIES = ("strip", "skip")
+
+
+class ChangedUnderUs(Exception):
+    """The inode at a name is no longer the one the scan saw."""
+
+
+class _Dir:
+    """A directory in the walk: its name in its parent, and an fd while one is held."""
+
+    __slots__ = ("dev", "fd", "ino", "listed", "name", "parent", "pending")
+
+    def __init__(self, name, parent):
+        self.name = name
+        self.parent = parent
+        self.fd = None
+        self.dev = self.ino = None
+        self.pending = 0
+        self.listed = False
+
+    def path(self, root_path):
+        names = []
+        node = self
+        while node.parent is not None:
+            names.append(node.name)
+            node = node.parent
+        return "/".join([root_path.rstrip("/") or "", *names[::-1]]) or "/"
+
+
+def _mode_text(mode):
+    return "0%o" % stat.S_IMODE(mode) if stat.S_IMODE(mode) < 0o1000 else "%05o" % stat.S_IMODE(mode)
+
+
+def _error_text(exc):
+    code = errno.errorcode.get(exc.errno, "E?") if getattr(exc, "errno", None) else type(exc).__name__
+    text = "%s: %s" % (code, exc.strerror or exc)
+    if exc.errno == errno.EPERM:
+        text += " (immutable or append-only? check lsattr; or not root)"
+    return text
+
+
+def new_report(roots, dry_run):
+    """An empty report in the shared shape (see ARCHITECTURE.md)."""
+    return {
+        "roots": list(roots),
+        "changed": False,
+        "dry_run": bool(dry_run),
+        "complete": True,
+        "files": [],
+        "counts": {
+            "dirs": 0, "files": 0, "setid": 0, "caps": 0, "chown": 0,
+            "hardlinks": 0, "special": 0, "symlinks": 0, "skipped": 0, "errors": 0, "unlisted": 0,
+        },
+        "pruned_mounts": [],
+        "errors": [],
+        "elapsed": 0.0,
+    }
+
+
+class _Walk:
+    """One walk over one or more roots; fills a report. Not thread-safe; one use."""
+
+    def __init__(self, report, actions, dry_run, budget, chown_to, chown_from, caps_method,
+                 hardlinks, one_file_system, prune_mounts, max_listed, progress, use_chdir, setid_mask):
+        self.report = report
+        self.counts = report["counts"]
+        self.do_setid = "setid" in actions
+        self.setid_mask = setid_mask
+        self.do_caps = "caps" in actions
+        self.do_chown = "chown" in actions
+        self.dry_run = dry_run
+        self.deadline = (time.monotonic() + budget) if budget else None
+        self.chown_to = chown_to
+        self.chown_from = frozenset(chown_from)
+        self.caps_method = caps_method
+        self.skip_hardlinks = hardlinks == "skip"
+        self.one_file_system = one_file_system
+        self.prune_mounts = prune_mounts
+        self.max_listed = max_listed
+        self.progress = progress
+        self.use_chdir = use_chdir
+        self.next_progress = time.monotonic() + PROGRESS_INTERVAL_S
+        self.open_nodes = set()
+        self.xattrs_supported = True
+        self.cap_bits = capsmod.kernel_cap_bits()
+
+    # -- results ---------------------------------------------------------------
+    def add_error(self, path, exc, op):
+        self.counts["errors"] += 1
+        if len(self.report["errors"]) < self.max_listed:
+            text = _error_text(exc) if isinstance(exc, OSError) else str(exc)
+            self.report["errors"].append({"path": path, "op": op, "error": text})
+
+    def add_finding(self, entry):
+        if len(self.report["files"]) < self.max_listed:
+            self.report["files"].append(entry)
+        else:
+            self.counts["unlisted"] += 1
+
+    def out_of_time(self):
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.report["complete"] = False
+            return True
+        return False
+
+    # -- directories -------------------------------------------------------------
+    def _open_child(self, parent_fd, name):
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+
+    def ensure_fd(self, node):
+        """Return an fd for node, reopening along its ancestors (identity-checked)."""
+        chain = []
+        cur = node
+        while cur.fd is None:
+            chain.append(cur)
+            cur = cur.parent  # the root node always holds its fd
+        fd = cur.fd
+        opened = []
+        try:
+            for step in reversed(chain):
+                fd = self._open_child(fd, step.name)
+                opened.append(fd)
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != (step.dev, step.ino):
+                    raise ChangedUnderUs("directory was replaced during the walk")
+        except BaseException:
+            for f in opened:
+                os.close(f)
+            raise
+        for f in opened[:-1]:
+            os.close(f)
+        self.hold(node, fd)
+        return fd
+
+    def hold(self, node, fd):
+        node.fd = fd
+        self.open_nodes.add(node)
+
+    def release(self, node):
+        if node.fd is not None and node.parent is not None:
+            os.close(node.fd)
+            node.fd = None
+            self.open_nodes.discard(node)
+
+    def walk_root(self, root_path):
+        """Walk one validated root (a real absolute path)."""
+        try:
+            root_fd = os.open(root_path, _DIR_FLAGS)
+        except OSError as exc:
+            self.add_error(root_path, exc, "open")
+            return
+        try:
+            root_st = os.fstat(root_fd)
+            root = _Dir(None, None)
+            root.fd, root.dev, root.ino = root_fd, root_st.st_dev, root_st.st_ino
+            self.root, self.root_path = root, root_path
+            self.check_mounts = False
+            self.root_mnt = None
+            if self.prune_mounts:
+                try:
+                    self.check_mounts = bool(mount_points_under(root_path, read_mountinfo()))
+                    self.root_mnt = mount_id_of_fd(root_fd) if self.check_mounts else None
+                    self.check_mounts = self.root_mnt is not None
+                except OSError as exc:
+                    self.add_error(root_path, exc, "read /proc/self/mountinfo")
+            if self.do_chown:
+                self.visit_dir_owner(root_fd, root_st, root_path)
+            if WORKERS > 1 and self.use_chdir:
+                self._walk_shared(root)
+            else:
+                self._drain([root])
+        finally:
+            for node in list(self.open_nodes):
+                self.release(node)
+            os.close(root_fd)
+
+    def _drain(self, stack, pop=None):
+        """Depth-first over stack (or in `pop` order) until it is empty or time is up."""
+        pop = pop or stack.pop
+        while stack:
+            if self.out_of_time():
+                break
+            self._visit(pop(), stack)
+
+    def _visit(self, node, stack):
+        root, root_path = self.root, self.root_path
+        if node is not root:
+            parent = node.parent
+            try:
+                pfd = parent.fd if parent.fd is not None else self.ensure_fd(parent)
+                fd = self._open_child(pfd, node.name)
+            except (OSError, ChangedUnderUs) as exc:
+                self.add_error(node.path(root_path), exc, "open directory")
+                self._child_done(parent)
+                return
+            self._child_done(parent)
+            self.hold(node, fd)
+            st = os.fstat(fd)
+            node.dev, node.ino = st.st_dev, st.st_ino
+            pruned = False
+            if self.one_file_system and st.st_dev != root.dev:
+                pruned = True
+            elif self.check_mounts:
+                try:
+                    pruned = mount_id_of_fd(fd) != self.root_mnt
+                except OSError as exc:
+                    self.add_error(node.path(root_path), exc, "read fdinfo")
+                    pruned = True
+            if pruned:
+                self.report["pruned_mounts"].append(node.path(root_path))
+                self.release(node)
+                return
+            if self.do_chown:
+                self.visit_dir_owner(fd, st, node.path(root_path))
+        self.counts["dirs"] += 1
+        self.list_dir(node, stack, root_path)
+        node.listed = True
+        if node.pending == 0 or len(self.open_nodes) > MAX_HELD_DIR_FDS:
+            self.release(node)
+        if self.progress is not None and time.monotonic() >= self.next_progress:
+            self.next_progress = time.monotonic() + PROGRESS_INTERVAL_S
+            self.progress(dict(self.counts))
+
+    def _walk_shared(self, root):
+        """Breadth-first until SHARE_FRONTIER directories wait, then WORKERS forked
+        walkers take whole subtrees from a shared queue (a pipe of 4-byte indices; the
+        directory fds are inherited, never re-resolved by path) and this process merges
+        their reports."""
+        frontier = collections.deque([root])
+        while frontier and len(frontier) < SHARE_FRONTIER:
+            if self.out_of_time():
+                return
+            self._visit(frontier.popleft(), frontier)
+        if not frontier:
+            return
+        work = list(frontier)
+        frontier.clear()
+        q_read, q_write = os.pipe()
+        kids = []
+        for _ in range(WORKERS):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                status = 0
+                try:
+                    os.close(q_write)
+                    os.close(r)
+                    sub = new_report(self.report["roots"], True)
+                    self.report, self.counts = sub, sub["counts"]
+                    self.progress = None
+                    while True:
+                        item = os.read(q_read, 4)
+                        if len(item) < 4:
+                            break
+                        self._drain([work[int.from_bytes(item, "little")]])
+                        if not sub["complete"]:
+                            break
+                    data = json.dumps(sub).encode()
+                except BaseException as exc:
+                    data = json.dumps({"worker_error": "%s: %s" % (type(exc).__name__, exc)}).encode()
+                    status = 1
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(w, view):]
+                finally:
+                    os._exit(status)
+            os.close(w)
+            kids.append((pid, r))
+        os.close(q_read)
+        try:
+            payload = b"".join(i.to_bytes(4, "little") for i in range(len(work)))
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(q_write, view):]
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(q_write)
+        for pid, r in kids:
+            chunks = []
+            while True:
+                chunk = os.read(r, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            os.close(r)
+            os.waitpid(pid, 0)
+            sub = json.loads(b"".join(chunks).decode() or "{}")
+            if "worker_error" in sub:
+                raise RuntimeError(sub["worker_error"])
+            self._merge(sub)
+
+    def _merge(self, sub):
+        rep = self.report
+        for k, v in sub["counts"].items():
+            rep["counts"][k] += v
+        room = self.max_listed - len(rep["files"])
+        rep["files"].extend(sub["files"][:max(0, room)])
+        rep["counts"]["unlisted"] += max(0, len(sub["files"]) - max(0, room))
+        rep["errors"].extend(sub["errors"][:max(0, self.max_listed - len(rep["errors"]))])
+        rep["pruned_mounts"].extend(sub["pruned_mounts"])
+        rep["changed"] = rep["changed"] or sub["changed"]
+        rep["complete"] = rep["complete"] and sub["complete"]
+
+    def _child_done(self, parent):
+        parent.pending -= 1
+        if parent.pending == 0 and parent.listed:
+            self.release(parent)
+
+    def visit_dir_owner(self, fd, st, path):
+        """Ownership return for a directory, through its own open descriptor."""
+        if st.st_uid not in self.chown_from:
+            return
+        uid, gid = self.chown_to
+        entry = {"path": path, "type": "directory", "mode_before": _mode_text(st.st_mode),
+                 "mode_after": _mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
+                 "gid": st.st_gid, "nlink": st.st_nlink, "actions": ["chown"]}
+        if not self.dry_run:
+            try:
+                os.fchown(fd, uid, gid)
+                self.report["changed"] = True
+            except OSError as exc:
+                self.add_error(path, exc, "chown")
+                return
+        else:
+            self.report["changed"] = True
+        self.counts["chown"] += 1
+        self.add_finding(entry)
+
+    def list_dir(self, node, stack, root_path):
+        if FAST_LIST == "lean":
+            return self._list_dir_lean(node, stack, root_path)
+        if not FAST_LIST:
+            return self._list_dir_orig(node, stack, root_path)
+        dfd = node.fd
+        if self.use_chdir:
+            os.fchdir(dfd)
+            proc_prefix = ""
+        else:
+            proc_prefix = "/proc/self/fd/%d/" % dfd
+        counts = self.counts
+        try:
+            scan = os.scandir(dfd)
+        except OSError as exc:
+            self.add_error(node.path(root_path), exc, "list directory")
+            return
+        names = []
+        with scan:
+            # Only d_type here (no syscall, little Python per entry); the files are
+            # then stat'ed and listxattr'ed in chunks through C-level map().
+            for entry in scan:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(_Dir(entry.name, node))
+                    node.pending += 1
+                elif entry.is_file(follow_symlinks=False):
+                    names.append(entry.name)
+                    if len(names) >= FILE_CHUNK:
+                        if self.out_of_time():
+                            return
+                        self._files(node, names, dfd, proc_prefix, root_path)
+                        names = []
+                elif entry.is_symlink():
+                    counts["symlinks"] += 1
+                else:
+                    counts["special"] += 1
+        if names and not self.out_of_time():
+            self._files(node, names, dfd, proc_prefix, root_path)
+
+    def _list_dir_lean(self, node, stack, root_path):
+        """The shipped per-file loop with less Python per regular file: is_file() first
+        (files are ~93 % of entries), locals instead of attribute and dict look-ups, the
+        deadline checked once per directory and every 1024 entries, counts added once."""
+        dfd = node.fd
+        if self.use_chdir:
+            os.fchdir(dfd)
+            proc_prefix = ""
+        else:
+            proc_prefix = "/proc/self/fd/%d/" % dfd
+        setid_mask = self.setid_mask if self.do_setid else 0
+        do_caps = self.do_caps and self.xattrs_supported
+        do_chown = self.do_chown
+        chown_from = self.chown_from
+        listxattr = os.listxattr
+        cap = CAP_XATTR
+        n_files = 0
+        if self.out_of_time():
+            return
+        try:
+            # After fchdir, "." is the inode dfd holds whatever is renamed meanwhile;
+            # scandir(".") saves scandir(fd)'s dup + F_GETFL + F_SETFD (net 2 syscalls a dir).
+            scan = os.scandir("." if (self.use_chdir and SCANDIR_DOT) else dfd)
+        except OSError as exc:
+            self.add_error(node.path(root_path), exc, "list directory")
+            return
+        try:
+            with scan:
+                for entry in scan:
+                    if entry.is_file(follow_symlinks=False):
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                            mode = st.st_mode
+                            if mode & 0o170000 != 0o100000:
+                                raise _Slow
+                            has_caps = do_caps and cap in listxattr(proc_prefix + entry.name, follow_symlinks=False)
+                        except (OSError, _Slow):
+                            n_files -= self.counts["files"]
+                            self._file_slow(node, entry.name, dfd, proc_prefix, root_path)
+                            n_files += self.counts["files"]
+                            continue
+                        n_files += 1
+                        if mode & setid_mask or has_caps or (do_chown and st.st_uid in chown_from):
+                            if not n_files & 1023 and self.out_of_time():
+                                return
+                            self.act_on_file(dfd, entry.name, st, mode & setid_mask, has_caps,
+                                             do_chown and st.st_uid in chown_from, node, root_path)
+                        elif not n_files & 1023 and self.out_of_time():
+                            return
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append(_Dir(entry.name, node))
+                        node.pending += 1
+                    elif entry.is_symlink():
+                        self.counts["symlinks"] += 1
+                    else:
+                        self.counts["special"] += 1
+        finally:
+            self.counts["files"] += n_files
+
+    def _files(self, node, names, dfd, proc_prefix, root_path):
+        """Check a chunk of names that d_type says are regular files (fast path, no
+        per-file Python unless something is found); any error redoes the chunk by name."""
+        try:
+            sts = list(map(functools.partial(os.stat, dir_fd=dfd, follow_symlinks=False), names))
+            modes = list(map(_ST_MODE, sts))
+            if set(map(stat.S_IFMT, modes)) != _ONLY_REG:
+                raise _Slow
+            xattrs = None
+            if self.do_caps and self.xattrs_supported:
+                paths = names if not proc_prefix else [proc_prefix + n for n in names]
+                xattrs = list(map(_LISTXATTR_NOFOLLOW, paths))
+        except (OSError, _Slow):
+            for name in names:
+                self._file_slow(node, name, dfd, proc_prefix, root_path)
+            return
+        self.counts["files"] += len(names)
+        setid_mask = self.setid_mask if self.do_setid else 0
+        any_setid = functools.reduce(operator.or_, modes, 0) & setid_mask
+        any_caps = xattrs is not None and any(xattrs)
+        any_chown = self.do_chown and not self.chown_from.isdisjoint(map(_ST_UID, sts))
+        if not (any_setid or any_caps or any_chown):
+            return
+        for i, name in enumerate(names):
+            st = sts[i]
+            has_setid = st.st_mode & setid_mask
+            has_caps = any_caps and CAP_XATTR in xattrs[i]
+            needs_chown = any_chown and st.st_uid in self.chown_from
+            if has_setid or has_caps or needs_chown:
+                self.act_on_file(dfd, name, st, has_setid, has_caps, needs_chown, node, root_path)
+
+    def _file_slow(self, node, name, dfd, proc_prefix, root_path):
+        """One file, with the per-file error handling of the original loop."""
+        counts = self.counts
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except OSError as exc:
+            what = "vanished during the walk" if exc.errno == errno.ENOENT else exc
+            self.add_error(node.path(root_path) + "/" + name, what, "stat")
+            return
+        mode = st.st_mode
+        if not stat.S_ISREG(mode):
+            if stat.S_ISLNK(mode):
+                counts["symlinks"] += 1
+            elif stat.S_ISDIR(mode):
+                counts["special"] += 1  # a directory that replaced a file mid-walk: not followed
+            else:
+                counts["special"] += 1
+            return
+        counts["files"] += 1
+        has_setid = mode & (self.setid_mask if self.do_setid else 0)
+        needs_chown = self.do_chown and st.st_uid in self.chown_from
+        has_caps = False
+        if self.do_caps and self.xattrs_supported:
+            try:
+                has_caps = CAP_XATTR in os.listxattr(proc_prefix + name, follow_symlinks=False)
+            except OSError as exc:
+                if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                    self.xattrs_supported = False
+                elif exc.errno == errno.ENOENT:
+                    self.add_error(node.path(root_path) + "/" + name, "vanished during the walk", "listxattr")
+                else:
+                    self.add_error(node.path(root_path) + "/" + name, exc, "listxattr")
+                return
+        if has_setid or has_caps or needs_chown:
+            self.act_on_file(dfd, name, st, has_setid, has_caps, needs_chown, node, root_path)
+
+    def _list_dir_orig(self, node, stack, root_path):
+        dfd = node.fd
+        if self.use_chdir:
+            os.fchdir(dfd)
+            proc_prefix = ""
+        else:
+            proc_prefix = "/proc/self/fd/%d/" % dfd
+        do_caps = self.do_caps
+        setid_mask = self.setid_mask if self.do_setid else 0
+        do_chown = self.do_chown
+        chown_from = self.chown_from
+        counts = self.counts
+        try:
+            scan = os.scandir(dfd)
+        except OSError as exc:
+            self.add_error(node.path(root_path), exc, "list directory")
+            return
+        with scan:
+            tick = 0
+            for entry in scan:
+                tick += 1
+                if not tick & 1023 and self.out_of_time():
+                    return
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(_Dir(entry.name, node))
+                        node.pending += 1
+                        continue
+                    if not entry.is_file(follow_symlinks=False):
+                        if entry.is_symlink():
+                            counts["symlinks"] += 1
+                        else:
+                            counts["special"] += 1
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError as exc:
+                    if exc.errno == errno.ENOENT:
+                        self.add_error(node.path(root_path) + "/" + entry.name, "vanished during the walk", "stat")
+                    else:
+                        self.add_error(node.path(root_path) + "/" + entry.name, exc, "stat")
+                    continue
+                mode = st.st_mode
+                if not stat.S_ISREG(mode):
+                    counts["special"] += 1
+                    continue
+                counts["files"] += 1
+                has_setid = mode & setid_mask
+                needs_chown = do_chown and st.st_uid in chown_from
+                has_caps = False
+                if do_caps and self.xattrs_supported:
+                    try:
+                        has_caps = CAP_XATTR in os.listxattr(proc_prefix + entry.name, follow_symlinks=False)
+                    except OSError as exc:
+                        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                            self.xattrs_supported = False
+                        elif exc.errno == errno.ENOENT:
+                            self.add_error(node.path(root_path) + "/" + entry.name, "vanished during the walk",
+                                           "listxattr")
+                        else:
+                            self.add_error(node.path(root_path) + "/" + entry.name, exc, "listxattr")
+                        continue
+                if has_setid or has_caps or needs_chown:
+                    self.act_on_file(dfd, entry.name, st, has_setid, has_caps, needs_chown, node, root_path)
+
+    # -- files ---------------------------------------------------------------------
+    def act_on_file(self, dfd, name, st, has_setid, has_caps, needs_chown, node, root_path):
+        """Report and (unless dry-run) fix one regular file, through a proven handle."""
+        path = node.path(root_path) + "/" + name
+        entry = {"path": path, "type": "file", "mode_before": _mode_text(st.st_mode),
+                 "mode_after": _mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
+                 "gid": st.st_gid, "nlink": st.st_nlink, "actions": []}
+        if st.st_nlink > 1:
+            self.counts["hardlinks"] += 1
+        if needs_chown:
+            entry["actions"].append("chown")
+        if has_setid:
+            if st.st_mode & self.setid_mask & stat.S_ISUID:
+                entry["actions"].append("setuid")
+            if st.st_mode & self.setid_mask & stat.S_ISGID:
+                entry["actions"].append("setgid")
+        if has_caps:
+            entry["actions"].append("caps")
+        skip = self.skip_hardlinks and st.st_nlink > 1
+        if skip:
+            self.counts["skipped"] += 1
+            entry["skipped"] = "hard link (nlink %d): left unchanged by policy hardlinks=skip" % st.st_nlink
+        try:
+            fd = os.open(name, _PATH_FLAGS, dir_fd=dfd)
+        except OSError as exc:
+            self.add_error(path, "vanished during the walk" if exc.errno == errno.ENOENT else exc, "open O_PATH")
+            return
+        try:
+            fst = os.fstat(fd)
+            if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+                raise ChangedUnderUs("replaced during the walk (not the inode scanned); left alone")
+            handle = "/proc/self/fd/%d" % fd
+            if has_caps:
+                try:
+                    raw = os.getxattr(handle, CAP_XATTR)
+                    try:
+                        entry["caps_before"] = capsmod.describe(raw, self.cap_bits)
+                    except capsmod.CapabilityDecodeError as exc:
+                        entry["caps_before"] = "undecodable (%s): %s" % (exc, raw.hex())
+                except OSError as exc:
+                    if exc.errno != errno.ENODATA:
+                        raise
+                    has_caps = False
+                    entry["actions"].remove("caps")
+            if not entry["actions"]:
+                return
+            self.count_finding(entry, has_setid, has_caps, needs_chown)
+            if self.dry_run or skip:
+                mode_after = fst.st_mode
+                if not skip:
+                    if has_setid:
+                        mode_after &= ~self.setid_mask
+                    if needs_chown or (has_caps and self.caps_method == "chown"):
+                        mode_after = _mode_after_chown(mode_after)
+                    self.report["changed"] = True
+                entry["mode_after"] = _mode_text(mode_after)
+                self.add_finding(entry)
+                return
+            if needs_chown:
+                uid, gid = self.chown_to
+                os.chown(handle, uid, gid)  # chown clears setid and security.capability (capabilities(7))
+                self.report["changed"] = True
+                entry["uid_after"], entry["gid_after"] = uid, (fst.st_gid if gid == -1 else gid)
+            if has_caps:
+                if self.caps_method == "chown":
+                    cur = os.fstat(fd)
+                    os.chown(handle, cur.st_uid, cur.st_gid)
+                else:
+                    try:
+                        os.removexattr(handle, CAP_XATTR)
+                    except OSError as exc:
+                        if exc.errno != errno.ENODATA:  # the chown above may have removed it
+                            raise
+                self.report["changed"] = True
+            if has_setid:
+                cur = os.fstat(fd)
+                if cur.st_mode & self.setid_mask:
+                    os.chmod(handle, stat.S_IMODE(cur.st_mode) & ~self.setid_mask)
+                self.report["changed"] = True
+            entry["mode_after"] = _mode_text(os.fstat(fd).st_mode)
+            self.add_finding(entry)
+        except ChangedUnderUs as exc:
+            self.add_error(path, str(exc), "verify")
+        except OSError as exc:
+            entry["error"] = _error_text(exc)
+            self.add_finding(entry)
+            self.add_error(path, exc, "change")
+        finally:
+            os.close(fd)
+
+    def count_finding(self, entry, has_setid, has_caps, needs_chown):
+        if has_setid:
+            self.counts["setid"] += 1
+        if has_caps:
+            self.counts["caps"] += 1
+        if needs_chown:
+            self.counts["chown"] += 1
+
+
+def _mode_after_chown(mode):
+    """The mode the kernel leaves after chown of a regular file (fs/attr.c)."""
+    mode &= ~stat.S_ISUID
+    if mode & stat.S_ISGID and mode & stat.S_IXGRP:
+        mode &= ~stat.S_ISGID
+    return mode
+
+
+def _fork_is_safe():
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _run_in_worker(run, budget):
+    """Run `run()` (which returns a JSON-able dict) in a forked child; return its result.
+
+    The child may fchdir freely; the parent's working directory never moves. If the
+    child outlives budget + WORKER_GRACE_S it is killed and None is returned.
+    """
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        status = 0
+        try:
+            os.close(read_fd)
+            data = json.dumps(run()).encode()
+        except BaseException as exc:  # report, never raise out of a forked child
+            data = json.dumps({"worker_error": "%s: %s" % (type(exc).__name__, exc)}).encode()
+            status = 1
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_fd, view):]
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    chunks = []
+    limit = (time.monotonic() + budget + WORKER_GRACE_S) if budget else None
+    killed = False
+    try:
+        while True:
+            timeout = None if limit is None else max(0.0, limit - time.monotonic())
+            ready, _, _ = select.select([read_fd], [], [], timeout)
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+                break
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+    if killed:
+        return None
+    return json.loads(b"".join(chunks).decode() or "{}")
+
+
+def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S, chown_to=None,
+        chown_from=(0,), caps_method="xattr", hardlinks="strip", one_file_system=True,
+        prune_mounts=True, max_listed=DEFAULT_MAX_LISTED, progress=None, fork=None,
+        allow_files=True, setuid=True, setgid=True):
+    """Walk `paths` once and apply `actions` (subset of ACTIONS); return the report.
+
+    Roots are validated first (see roots.check_root); a refused root raises RootRefused
+    before anything is walked. ``budget`` is seconds for the whole walk (0 or None:
+    no limit). ``chown_to`` is (uid, gid) and required with the chown action.
+    ``fork``: None decides by itself (forked worker when the process has one thread).
+    ``setuid``/``setgid`` choose which bits the setid action clears.
+    Touches the system: it changes files unless ``dry_run``.
+    """
+    actions = tuple(actions)
+    unknown = [a for a in actions if a not in ACTIONS]
+    if unknown:
+        raise ValueError("unknown action(s) %s; choose from %s" % (", ".join(unknown), ", ".join(ACTIONS)))
+    if caps_method not in CAPS_METHODS:
+        raise ValueError("caps_method must be one of %s, not %r" % (", ".join(CAPS_METHODS), caps_method))
+    if hardlinks not in HARDLINK_POLICIES:
+        raise ValueError("hardlinks must be one of %s, not %r" % (", ".join(HARDLINK_POLICIES), hardlinks))
+    if "chown" in actions:
+        if chown_to is None:
+            raise ValueError("the chown action needs chown_to=(uid, gid)")
+        chown_to = (int(chown_to[0]), int(chown_to[1]))
+    if isinstance(paths, (str, bytes)):
+        paths = [paths]
+    if not paths:
+        raise RootRefused("", "no paths given")
+    roots = [check_root(p, allow_file=allow_files) for p in paths]
+    started = time.monotonic()
+    report = new_report(roots, dry_run)
+
+    def walk_all(use_chdir):
+        walker = _Walk(report, actions, dry_run, budget, chown_to, chown_from, caps_method, hardlinks,
+                       one_file_system, prune_mounts, max_listed, progress, use_chdir,
+                       (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0))
+        for root in roots:
+            if walker.out_of_time():
+                break
+            if os.path.isdir(root):
+                walker.walk_root(root)
+            else:
+                _walk_single_file(walker, root)
+        return report
+
+    use_fork = _fork_is_safe() if fork is None else bool(fork)
+    if use_fork:
+        result = _run_in_worker(lambda: walk_all(True), budget)
+        if result is None:
+            report["complete"] = False
+            report["errors"].append({"path": roots[0], "op": "walk",
+                                     "error": "the walker did not stop within its budget and was killed"})
+            report["counts"]["errors"] += 1
+        elif "worker_error" in result:
+            raise RuntimeError("walker failed: %s" % result["worker_error"])
+        else:
+            report = result
+    else:
+        walk_all(False)
+    report["elapsed"] = round(time.monotonic() - started, 3)
+    return report
+
+
+def _walk_single_file(walker, path):
+    """Apply the actions to a single regular file given as a root."""
+    parent, name = os.path.split(path)
+    try:
+        pfd = os.open(parent, _DIR_FLAGS)
+    except OSError as exc:
+        walker.add_error(path, exc, "open parent")
+        return
+    try:
+        st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            walker.add_error(path, "not a regular file", "stat")
+            return
+        walker.counts["files"] += 1
+        has_setid = st.st_mode & walker.setid_mask if walker.do_setid else 0
+        needs_chown = walker.do_chown and st.st_uid in walker.chown_from
+        has_caps = False
+        if walker.do_caps:
+            try:
+                has_caps = CAP_XATTR in os.listxattr("/proc/self/fd/%d/%s" % (pfd, name), follow_symlinks=False)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                    walker.add_error(path, exc, "listxattr")
+        if has_setid or has_caps or needs_chown:
+            walker.act_on_file(pfd, name, st, has_setid, has_caps, needs_chown, _FileParent(parent), path)
+    except OSError as exc:
+        walker.add_error(path, exc, "stat")
+    finally:
+        os.close(pfd)
+
+
+class _FileParent:
+    """Stands in for a _Dir when the root is a single file: path() is its directory."""
+
+    def __init__(self, parent):
+        self.parent_path = parent
+
+    def path(self, _root):
+        return self.parent_path.rstrip("/") or ""
+
+
+def scan(paths, caps=True, setid=True, **kwargs):
+    """Report setuid/setgid files and file capabilities under `paths`; change nothing."""
+    actions = tuple(a for a, on in (("setid", setid), ("caps", caps)) if on)
+    return run(paths, actions=actions, dry_run=True, **kwargs)
+
+
+def strip(paths, setid=True, caps=True, chown_to=None, dry_run=False, **kwargs):
+    """Return ownership (when chown_to is given), strip setid bits and clear capabilities."""
+    actions = tuple(a for a, on in (("chown", chown_to is not None), ("setid", setid), ("caps", caps)) if on)
+    return run(paths, actions=actions, dry_run=dry_run, chown_to=chown_to, **kwargs)
+
+
+def findings_remain(report):
+    """True when a report leaves something for the operator: findings in a scan, or an
+    incomplete walk or per-file errors in a strip (the CLI's exit code 1)."""
+    if not report["complete"] or report["counts"]["errors"] or report["counts"]["skipped"]:
+        return True
+    if report.get("dry_run"):
+        counts = report["counts"]
+        return bool(counts["setid"] or counts["caps"] or counts["chown"])
+    return False
