@@ -169,8 +169,19 @@ class Container:
         return docker("exec", "-u", user, self.name, "sh", "-c", script).stdout
 
     def put(self, path, data, mode="0644", user="agent"):
-        docker("exec", "-i", "-u", user, self.name, "sh", "-c", "cat > \"$1\" && chmod %s \"$1\"" % mode, "sh", path,
-               input_bytes=data)
+        """Write ``data`` to ``path`` in the container and wait until it is all there.
+
+        Written to a temp name and renamed, then polled until the size is right, so a fetch
+        never starts on a half-written file even if ``docker exec -i`` returned early (a
+        suspect for one unexplained round-trip failure; not proven).
+        """
+        docker("exec", "-i", "-u", user, self.name, "sh", "-c",
+               'cat > "$1.part" && chmod %s "$1.part" && mv "$1.part" "$1"' % mode, "sh", path, input_bytes=data)
+        deadline = time.monotonic() + 20
+        while docker("exec", self.name, "stat", "-c", "%s", path, check=False).stdout.strip() != b"%d" % len(data):
+            if time.monotonic() > deadline:
+                raise RuntimeError("%s did not reach %d bytes in container %s" % (path, len(data), self.name))
+            time.sleep(0.1)
 
     def remove(self):
         docker("rm", "-f", self.name, check=False)
