@@ -341,3 +341,15 @@ def test_open_watchdog_leaves_a_regular_file_open_and_the_shell_alive(tmp_path):
     proc = subprocess.run(["/bin/sh", "-c", program, "sh", str(tmp_path / "r")], capture_output=True, timeout=30,
                           check=False)
     assert (proc.returncode, proc.stdout) == (0, b"abc")
+
+
+def test_local_channel_survives_a_flood_on_stderr():
+    rc, out, err = LocalExec()(["/bin/sh", "-c", "head -c 1000000 /dev/zero >&2; echo done"])
+    assert (rc, out) == (0, b"done\n")
+    assert len(err) == 64 * 1024
+
+
+def test_local_channel_stops_reading_stdout_at_max_output():
+    rc, out, _err = LocalExec(max_output=1000)(["/bin/sh", "-c", "head -c 100000000 /dev/zero"])
+    assert len(out) == 1001
+    assert rc != 0

@@ -7,6 +7,7 @@ reads at most ``max_output`` bytes of stdout and kills the command beyond that, 
 ssh and Docker transports do.
 """
 import subprocess
+import tempfile
 
 from .fetch import DEFAULT_MAX_BYTES, output_limit
 
@@ -20,21 +21,22 @@ class LocalExec:
         self.timeout = timeout
 
     def __call__(self, argv):
-        proc = subprocess.Popen(self.prefix + list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-        try:
-            out = proc.stdout.read(self.max_output + 1)
-            if len(out) > self.max_output:
+        # stderr goes to a file: a pipe that fills up while stdout is read would deadlock.
+        with tempfile.TemporaryFile() as errfile:
+            proc = subprocess.Popen(self.prefix + list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=errfile)
+            try:
+                out = proc.stdout.read(self.max_output + 1)
+                if len(out) > self.max_output:
+                    proc.kill()
+                rc = proc.wait(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
                 proc.kill()
-            err = proc.stderr.read(64 * 1024)
-            rc = proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
-            err = b"timed out"
-        finally:
-            proc.stdout.close()
-            proc.stderr.close()
+                rc = proc.wait()
+            finally:
+                proc.stdout.close()
+            errfile.seek(0)
+            err = errfile.read(64 * 1024)
         return rc, out, err
 
 
