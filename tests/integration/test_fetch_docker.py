@@ -146,3 +146,8 @@ def test_strict_mode_fetches_nothing(box, work, channel, dest):
     report = run(channel, work + "/r.txt", dest, strict=True)
     assert (report["refused_code"], report["bytes_received"]) == ("strict", 0)
     assert list(dest.iterdir()) == []
+
+
+def test_docker_channel_stops_reading_at_max_output(box):
+    rc, out, _err = DockerExec(box.name, max_output=1000)(["/bin/sh", "-c", "head -c 100000000 /dev/zero"])
+    assert (rc, len(out)) == (-1, 1001)

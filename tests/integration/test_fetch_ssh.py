@@ -192,3 +192,11 @@ def test_cli_unknown_host_key_is_rejected(sshd, work, dest, tmp_path):
     assert proc.returncode == 1
     assert "host key" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_ssh_channel_stops_reading_at_max_output(sshd):
+    # A sandbox that ignores the in-sandbox cap still cannot push more than this.
+    with SSHExec("127.0.0.1", port=sshd.port, user="sgfetch", key_filename=sshd.client_key,
+                 known_hosts=sshd.known_hosts, max_output=1000) as ssh:
+        rc, out, _err = ssh(["/bin/sh", "-c", "head -c 100000000 /dev/zero"])
+    assert (rc, len(out)) == (-1, 1001)
