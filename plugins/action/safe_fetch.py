@@ -55,11 +55,6 @@ class ActionModule(ActionBase):
             except OSError as exc:
                 raise AnsibleActionFail("dest %s: %s; pick a directory the controller user can create"
                                         % (dest_dir, exc.strerror)) from None
-        elif not args["strict"] and not os.path.isdir(dest_dir):
-            # Check mode creates nothing: report what would happen without a transfer.
-            result.update(changed=True, skipped_transfer=True,
-                          msg="check mode: %s does not exist yet; the file would be fetched into it" % dest_dir)
-            return result
         try:
             report = fetchlib.fetch(
                 self._exec, args["src"], dest_dir, max_bytes=args["max_bytes"], remote_home=args["remote_home"],

@@ -353,3 +353,23 @@ def test_local_channel_stops_reading_stdout_at_max_output():
     rc, out, _err = LocalExec(max_output=1000)(["/bin/sh", "-c", "head -c 100000000 /dev/zero"])
     assert len(out) == 1001
     assert rc != 0
+
+
+def test_dry_run_runs_every_check_and_writes_nothing(home, dest):
+    (home / "out" / "r").write_bytes(b"x")
+    report = run(ShellChannel("dash"), home / "out" / "r", dest, home, dry_run=True)
+    assert (report["fetched"], report["changed"], report["size"]) == (False, True, 1)
+    assert list(dest.iterdir()) == []
+
+
+def test_dry_run_into_a_missing_directory_reports_a_change_and_creates_nothing(home, tmp_path):
+    (home / "out" / "r").write_bytes(b"x")
+    report = run(ShellChannel("dash"), home / "out" / "r", tmp_path / "later", home, dry_run=True)
+    assert report["changed"] is True
+    assert not (tmp_path / "later").exists()
+
+
+def test_dry_run_still_refuses(home, dest):
+    (home / "out" / "k").symlink_to(home / ".ssh" / "id_rsa")
+    report = run(ShellChannel("dash"), home / "out" / "k", dest, home, dry_run=True)
+    assert report["refused_code"] == "denylisted"

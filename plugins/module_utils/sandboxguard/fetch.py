@@ -389,6 +389,8 @@ def land_file(data, dest_dir, name, *, private=False, executable=False, overwrit
         mode |= (mode & 0o444) >> 2
     if name != safe_name(name):
         raise FetchError("destination name %r is not a safe file name; use %r" % (name, safe_name(name)))
+    if dry_run and not os.path.lexists(dest_dir):
+        return os.path.join(dest_dir, name), mode, True  # the caller would create it
     try:
         dfd = os.open(dest_dir, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:
@@ -505,7 +507,7 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     report = _report(src, dest_dir, max_bytes, home, strict)
     if strict:
         return _refuse(report, "strict", "strict", "strict mode: remote files are never fetched", started)
-    if not os.path.isdir(dest_dir):
+    if not os.path.isdir(dest_dir) and not (dry_run and not os.path.lexists(dest_dir)):
         raise FetchError("destination directory %s does not exist; create it first" % dest_dir)
     target_name = safe_name(name if name else src if isinstance(src, str) else "")
 
