@@ -16,7 +16,8 @@ The protocol, in order; a refusal at any step ends it with nothing written:
 2. pass 1 (controller, pure): the requested path must be absolute, normalised, free of
    control characters and outside the denylist (:func:`check_path`).
 3. resolve (sandbox): ``readlink -f``; an unresolvable or missing path fails closed.
-4. pass 2 (controller, pure): the resolved path passes the same :func:`check_path`.
+4. pass 2 (controller, pure): the resolved path passes the same :func:`check_path`, against
+   the home as given and as resolved in the sandbox (a home behind a symlink).
 5. read (sandbox), on the resolved path only: refuse a symlink, a FIFO or anything but a
    regular file *before* opening it (opening a FIFO would block); open it once on
    descriptor 3 under a watchdog (a FIFO swapped in between the test and the open kills
@@ -489,13 +490,13 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     ``fetched`` and ``changed`` (bools), ``dest``, ``size``, ``sha256``, ``mode`` of what
     landed, ``remote_mode`` (octal string, setid bits shown but never carried), ``refused``
     (a sentence, or None) with ``refused_code`` and ``stage`` (strict, pass1, resolve,
-    pass2, read, decode, land), and ``bytes_received`` (every stdout+stderr byte the
+    pass2, read, decode, done), and ``bytes_received`` (every stdout+stderr byte the
     channel delivered). A channel with a ``max_output`` attribute (ours) gets it set to
-    ``output_limit(max_bytes)``. ``after_pass2`` is a hook called between pass 2 and the read (tests
-    use it to swap names in). ``dry_run`` (check mode) runs every check and the transfer,
-    reports whether the destination would change, and writes nothing (``fetched`` false).
-    Bad input (a malformed home, a missing destination) raises
-    FetchError; exceptions of ``exec_fn`` propagate.
+    ``output_limit(max_bytes)``. ``after_pass2`` is a hook called between pass 2 and the
+    read (tests use it to swap names in). ``dry_run`` (check mode) runs every check and the
+    transfer, reports whether the destination would change, and writes nothing (``fetched``
+    false). Bad input (a malformed home, a missing destination) raises FetchError; so do
+    our transports when the channel fails; other exceptions of ``exec_fn`` propagate.
     """
     started = time.monotonic()
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
@@ -516,7 +517,7 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         return _refuse(report, "pass1", problem[0], problem[1], started)
 
     token = new_token()
-    rc, out, _err = _run(exec_fn, resolve_program(src, token, home), report)
+    rc, out, err = _run(exec_fn, resolve_program(src, token, home), report)
     try:
         parsed = parse_output(out, token)
     except ValueError as exc:
@@ -526,7 +527,7 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         return _refuse(report, "resolve", parsed["refuse_code"], "%s: %s" % (src, parsed["refuse_reason"]), started)
     if parsed["resolved"] is None or not parsed["done"]:
         return _refuse(report, "resolve", "protocol", "the sandbox did not report a resolved path (exit status %s%s)"
-                       % (rc, _first_line(_err)), started)
+                       % (rc, _first_line(err)), started)
     resolved = parsed["resolved"].decode("utf-8", "surrogateescape")
     report["resolved"] = resolved
 
@@ -552,7 +553,7 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         after_pass2(resolved)
 
     token = new_token()
-    rc, out, _err = _run(exec_fn, read_program(resolved, token, max_bytes, open_timeout), report)
+    rc, out, err = _run(exec_fn, read_program(resolved, token, max_bytes, open_timeout), report)
     if len(out) > output_limit(max_bytes):
         return _refuse(report, "read", "too_large",
                        "the sandbox sent %d bytes, more than max_bytes=%d allows" % (len(out), max_bytes), started)
@@ -568,7 +569,7 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
         return _refuse(report, "read", "protocol",
                        "the sandbox program ended early (exit status %s%s; -9/137 means the open watchdog killed it)"
-                       % (rc, _first_line(_err)), started)
+                       % (rc, _first_line(err)), started)
     mode_bits, nlink, size = parsed["mode"], parsed["nlink"], parsed["size"]
     # The same decisions as inside the sandbox, on the values the sandbox reported.
     if not stat.S_ISREG(mode_bits):
