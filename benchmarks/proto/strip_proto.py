@@ -141,7 +141,8 @@ class _Walk:
     """One walk over one or more roots; fills a report. Not thread-safe; one use."""
 
     def __init__(self, report, actions, dry_run, budget, chown_to, chown_from, caps_method,
-                 hardlinks, one_file_system, prune_mounts, max_listed, progress, use_chdir, setid_mask):
+                 hardlinks, one_file_system, prune_mounts, max_listed, progress, use_chdir, setid_mask,
+                 progress_interval=PROGRESS_INTERVAL_S):
         self.report = report
         self.counts = report["counts"]
         self.do_setid = "setid" in actions
@@ -159,7 +160,8 @@ class _Walk:
         self.max_listed = max_listed
         self.progress = progress
         self.use_chdir = use_chdir
-        self.next_progress = time.monotonic() + PROGRESS_INTERVAL_S
+        self.progress_interval = progress_interval
+        self.next_progress = time.monotonic() + progress_interval
         self.open_nodes = set()
         self.xattrs_supported = True
         self.cap_bits = capsmod.kernel_cap_bits()
@@ -298,7 +300,7 @@ class _Walk:
         if node.pending == 0 or len(self.open_nodes) > MAX_HELD_DIR_FDS:
             self.release(node)
         if self.progress is not None and time.monotonic() >= self.next_progress:
-            self.next_progress = time.monotonic() + PROGRESS_INTERVAL_S
+            self.next_progress = time.monotonic() + self.progress_interval
             self.progress(dict(self.counts))
 
     def _walk_shared(self, root):
@@ -317,6 +319,10 @@ class _Walk:
         frontier.clear()
         q_read, q_write = os.pipe()
         kids = []
+        t = os.times()
+        cpu_at_fork = t.user + t.system
+        self.report["bfs_cpu"] = round(cpu_at_fork, 3)
+        self.report["worker_cpu"] = []
         for _ in range(WORKERS):
             r, w = os.pipe()
             pid = os.fork()
@@ -335,6 +341,8 @@ class _Walk:
                         self._drain([work[int.from_bytes(item, "little")]])
                         if not sub["complete"]:
                             break
+                    t = os.times()
+                    sub["worker_cpu"] = [round(t.user + t.system - cpu_at_fork, 3)]
                     data = json.dumps(sub).encode()
                 except BaseException as exc:
                     data = json.dumps({"worker_error": "%s: %s" % (type(exc).__name__, exc)}).encode()
@@ -382,6 +390,7 @@ class _Walk:
         rep["pruned_mounts"].extend(sub["pruned_mounts"])
         rep["changed"] = rep["changed"] or sub["changed"]
         rep["complete"] = rep["complete"] and sub["complete"]
+        rep["worker_cpu"].extend(sub.get("worker_cpu", []))
 
     def _child_done(self, parent):
         parent.pending -= 1
@@ -797,14 +806,15 @@ def _run_in_worker(run, budget):
 def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S, chown_to=None,
         chown_from=(0,), caps_method="xattr", hardlinks="strip", one_file_system=True,
         prune_mounts=True, max_listed=DEFAULT_MAX_LISTED, progress=None, fork=None,
-        allow_files=True, setuid=True, setgid=True):
+        allow_files=True, setuid=True, setgid=True, progress_interval=PROGRESS_INTERVAL_S):
     """Walk `paths` once and apply `actions` (subset of ACTIONS); return the report.
 
     Roots are validated first (see roots.check_root); a refused root raises RootRefused
     before anything is walked. ``budget`` is seconds for the whole walk (0 or None:
     no limit). ``chown_to`` is (uid, gid) and required with the chown action.
     ``fork``: None decides by itself (forked worker when the process has one thread).
-    ``setuid``/``setgid`` choose which bits the setid action clears.
+    ``setuid``/``setgid`` choose which bits the setid action clears. ``progress(counts)``
+    is called at most every ``progress_interval`` seconds, between directories.
     Touches the system: it changes files unless ``dry_run``.
     """
     actions = tuple(actions)
@@ -830,7 +840,7 @@ def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S
     def walk_all(use_chdir):
         walker = _Walk(report, actions, dry_run, budget, chown_to, chown_from, caps_method, hardlinks,
                        one_file_system, prune_mounts, max_listed, progress, use_chdir,
-                       (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0))
+                       (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0), progress_interval)
         for root in roots:
             if walker.out_of_time():
                 break
