@@ -17,7 +17,7 @@ description:
     C(security.capability) is left behind) and a second run reports no change. No libcap
     tools are needed on the target.
 author:
-  - sandboxguard contributors
+  - sandboxguard contributors (@sandboxguard)
 options:
   state:
     description:

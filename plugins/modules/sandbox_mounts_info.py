@@ -12,7 +12,7 @@ description:
     touch it, with the reason.
   - Read-only; the targets it returns are what M(sandboxguard.boundary.sandbox_sweep) would sweep.
 author:
-  - sandboxguard contributors
+  - sandboxguard contributors (@sandboxguard)
 extends_documentation_fragment:
   - sandboxguard.boundary.sandboxes
 attributes:

@@ -18,7 +18,7 @@ description:
   - Running containers are swept too (persistent sandboxes are never removed), and exited ones
     before they are reaped.
 author:
-  - sandboxguard contributors
+  - sandboxguard contributors (@sandboxguard)
 options:
   method:
     description:

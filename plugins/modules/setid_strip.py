@@ -19,7 +19,7 @@ description:
     M(sandboxguard.boundary.file_caps) for capabilities alone).
   - Setgid directories, FIFOs, sockets and device nodes are never changed or opened.
 author:
-  - sandboxguard contributors
+  - sandboxguard contributors (@sandboxguard)
 options:
   setuid:
     description: Clear the setuid bit.
