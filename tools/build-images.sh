@@ -12,17 +12,17 @@
 # tools/demo.sh (so a scenario that needs the systemd image gets it by naming it), plus
 # SANDBOXGUARD_IMAGES (space- or comma-separated).
 #
-# Recipe = images/<flavour>.recipe + this script + the Debian suite. Versions: 12 = bookworm,
-# 13 = trixie. Mirror: SANDBOXGUARD_DEBIAN_MIRROR (default http://deb.debian.org/debian).
+# Recipe = images/<flavour>.recipe + images/build-image.sh (the build steps) + the Debian
+# suite; this script only chooses and schedules, so editing it rebuilds nothing. Versions:
+# 12 = bookworm, 13 = trixie. Mirror: SANDBOXGUARD_DEBIAN_MIRROR (default http://deb.debian.org/debian).
 # Images are built two at a time (SANDBOXGUARD_IMAGE_JOBS); logs in .cache/images/.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-self=$top/tools/build-images.sh
 cd "$top"
 log() { printf '[images] %s\n' "$*" >&2; }
 mirror=${SANDBOXGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 jobs=${SANDBOXGUARD_IMAGE_JOBS:-2}
-label=org.sandboxguard.recipe-sha256
+label=org.sandboxguard.recipe-sha256  # written by images/build-image.sh
 work=$top/.cache/images
 mkdir -p "$work"
 
@@ -46,73 +46,13 @@ normalise() {
   echo "sandboxguard/$flavour:$version"
 }
 
-recipe_hash() { # image -> sha256 of what defines it
+recipe_hash() { # image -> sha256 of what defines it: the suite, the recipe, the build steps
   local ref=${1#sandboxguard/}
-  { echo "suite=$(suite_of "${ref#*:}")"; cat "images/${ref%%:*}.recipe" "$self"; } | sha256sum | cut -d' ' -f1
+  { echo "suite=$(suite_of "${ref#*:}")"; cat "images/${ref%%:*}.recipe" images/build-image.sh; } | sha256sum | cut -d' ' -f1
 }
 
 current_label() {
   docker image inspect -f "{{ index .Config.Labels \"$label\" }}" "$1" 2>/dev/null || true
-}
-
-build_one() { # image -> builds it, output to the caller's log
-  local image=$1 ref flavour version suite want rootfs old start
-  ref=${image#sandboxguard/}
-  flavour=${ref%%:*}
-  version=${ref#*:}
-  suite=$(suite_of "$version")
-  want=$(recipe_hash "$image")
-  rootfs=$work/$flavour-$version.rootfs
-  start=$SECONDS
-  local recipe_packages=() recipe_cmd='' recipe_policy_rc_d=no recipe_stopsignal=''
-  # shellcheck source=/dev/null
-  . "images/$flavour.recipe"
-  old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
-
-  rm -rf "$rootfs"
-  mkdir -p "$work/debs-$suite"
-  echo "debootstrap --variant=minbase $suite from $mirror with: ${recipe_packages[*]}"
-  if ! debootstrap --variant=minbase --components=main --cache-dir="$work/debs-$suite" \
-      --include="$(IFS=,; echo "${recipe_packages[*]}")" "$suite" "$rootfs" "$mirror"; then
-    echo "debootstrap failed; its own log:"
-    tail -n 40 "$rootfs/debootstrap/debootstrap.log" 2>/dev/null || true
-    return 1
-  fi
-  # The rootfs as a container wants it: no service starts from dpkg without an init, no
-  # downloaded package lists or .debs (scenarios that install run apt-get update), and an
-  # empty machine-id so systemd makes one per container (machine-id(5)).
-  if [ "$recipe_policy_rc_d" = yes ]; then
-    printf '#!/bin/sh\n# no init in this container: do not start services (invoke-rc.d(8))\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
-    chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
-  fi
-  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
-  : >"$rootfs/etc/machine-id"
-  rm -f "$rootfs/var/lib/dbus/machine-id"
-
-  local changes=(--change "LABEL $label=$want"
-    --change "LABEL org.sandboxguard.recipe=images/$flavour.recipe"
-    --change "LABEL org.sandboxguard.suite=$suite"
-    --change "ENV LANG=C.UTF-8"
-    --change "ENV container=docker"
-    --change "CMD $recipe_cmd")
-  if [ -n "$recipe_stopsignal" ]; then
-    changes+=(--change "STOPSIGNAL $recipe_stopsignal")
-  fi
-  tar --numeric-owner --xattrs -C "$rootfs" -c . | docker import "${changes[@]}" - "$image"
-  rm -rf "$rootfs"
-  if [ -n "$old" ] && [ "$old" != "$(docker image inspect -f '{{.Id}}' "$image")" ]; then
-    docker image rm "$old" >/dev/null 2>&1 || echo "old image $old still used by a container; left in place"
-  fi
-
-  # Prove the image is what the recipe says before anyone relies on it.
-  local got
-  got=$(docker run --rm --network none "$image" python3 -c \
-    'import apt, platform; print(dict(l.strip().split("=", 1) for l in open("/etc/os-release") if "=" in l)["VERSION_ID"].strip("\""))')
-  if [ "$got" != "$version" ]; then
-    echo "smoke test failed: $image reports VERSION_ID '$got', expected '$version'"
-    return 1
-  fi
-  echo "built $image in $((SECONDS - start))s ($(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}'), recipe sha256 ${want:0:12})"
 }
 
 # Which images: arguments, or the default set.
@@ -181,7 +121,9 @@ for image in "${todo[@]}"; do
       echo "built $image meanwhile by another run; reusing it"
       exit 0
     fi
-    build_one "$image"
+    ref=${image#sandboxguard/}
+    bash images/build-image.sh "${ref%%:*}" "${ref#*:}" "$(suite_of "${ref#*:}")" "$image" \
+      "$(recipe_hash "$image")" "$work" "$mirror"
   ) >"$work/$(basename "${image//:/-}").log" 2>&1 &
   pids[$!]=$image
 done
