@@ -19,7 +19,8 @@ description:
   - A failure is classified from bwrap's stderr and the host facts into RV(reason) and RV(remediation).
   - Changes nothing on the host, so check mode runs the probe as well.
 version_added: 0.1.0
-author: sandboxguard contributors
+author:
+  - sandboxguard contributors (@sandboxguard)
 options:
   user:
     description:
@@ -152,7 +153,7 @@ bwrap:
   type: dict
   returned: always
   contains:
-    path: {description: Absolute path, or null when not found., type: str}
+    path: {description: "Absolute path, or null when not found.", type: str}
     version: {description: Parsed version X.Y.Z or null., type: str}
     version_text: {description: Output of C(bwrap --version)., type: str}
     setuid: {description: Whether the binary has the setuid bit., type: bool}
@@ -198,7 +199,7 @@ probe:
     reason: {description: Classified failure of this run., type: str}
     remediation: {description: Fix for this run's failure., type: str}
     timed_out: {description: Whether O(timeout) ran out., type: bool}
-    argv: {description: The command line, with the check script elided., type: list}
+    argv: {description: "The command line, with the check script elided.", type: list, elements: str}
 isolation:
   description: >-
     One entry per isolation check, with C(name), C(status) (C(pass), C(fail), C(skipped), C(not_run)),

@@ -497,16 +497,16 @@ def parse_isolation_output(stdout, plan, not_run_reason=None):
             why = not_run_reason or "the sandbox exited before reporting this check"
             results.append({"name": name, "status": "not_run", "ok": None, "detail": why})
             continue
-        statuses = [status for status, _ in entries]
+        statuses = [status for status, _detail in entries]
         if "fail" in statuses:
             status, ok = "fail", False
             details = [d for s, d in entries if s == "fail"]
         elif all(s == "skipped" for s in statuses):
             status, ok = "skipped", None
-            details = [d for _, d in entries]
+            details = [d for _status, d in entries]
         else:
             status, ok = "pass", True
-            details = [d for _, d in entries]
+            details = [d for _status, d in entries]
         results.append({"name": name, "status": status, "ok": ok, "detail": "; ".join(details)})
     return results
 
@@ -739,8 +739,8 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
     report["sysctl_fix"] = sysctl_fix(facts)
     report["bwrap"]["path"] = bwrap_path
     if bwrap_path is None:
-        problems.append(("bwrap-missing", "install", _format(REASON_MESSAGES["bwrap-missing"],
-                                                              path=bwrap or SEARCH_PATH)))
+        missing = _format(REASON_MESSAGES["bwrap-missing"], path=bwrap or SEARCH_PATH)
+        problems.append(("bwrap-missing", "install", missing))
     else:
         text, version = read_bwrap_version(bwrap_path)
         try:
@@ -828,7 +828,7 @@ def _run_probe(bwrap_path, who, argv_options, plan, *, timeout, facts):
     # One empty pipe per masked path: each --ro-bind-data target becomes an empty file.
     read_fds = []
     try:
-        for _ in range(len(argv_options["hidden_files"]) + len(argv_options["masked_sockets"])):
+        for _path in [*argv_options["hidden_files"], *argv_options["masked_sockets"]]:
             read_fd, write_fd = os.pipe()
             os.close(write_fd)
             read_fds.append(read_fd)
