@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(TOP, "python", "src")
-AGENT = "sg-bwrap-agent"
+# One user per test run: two runs at once (CI and a developer) must not share or delete it.
+AGENT = "sg-bwrap-%d" % os.getpid()
 DEBIAN_BWRAP = "/usr/bin/bwrap"
 
 
@@ -53,7 +54,8 @@ def agent():
     with open(os.path.join(home, ".netrc"), "w") as handle:
         handle.write("machine example.org login agent password hunter2\n")
     run_user = "/run/user/%d" % entry.pw_uid
-    os.makedirs(run_user, mode=0o700, exist_ok=True)
+    shutil.rmtree(run_user, ignore_errors=True)  # left over from an interrupted run
+    os.makedirs(run_user, mode=0o700)
     agent_socket = socket.socket(socket.AF_UNIX)
     agent_socket.bind(os.path.join(run_user, "ssh-agent.sock"))
     for root, dirs, files in os.walk(home):
