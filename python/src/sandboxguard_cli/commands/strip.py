@@ -94,8 +94,7 @@ def _run(args, dry_run, **kwargs):
         if progress is not None:
             sys.stderr.write("\r\033[K")
     if args.json:
-        json.dump(report, sys.stdout, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
     else:
         print_human(report, sys.stdout)
     return EXIT_FINDINGS if stripmod.findings_remain(report) else EXIT_OK

@@ -90,8 +90,7 @@ def run_sweep(args):
         client, _homes(args), args.sandbox_dir, args.root, args.container or None, not args.running_only,
         args.method, args.image, _owner(args.owner), args.budget_per_step, args.dry_run, not args.no_chown)
     if args.json:
-        json.dump(result, sys.stdout, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
     else:
         print_human(result, sys.stdout)
     for warning in result["warnings"]:
