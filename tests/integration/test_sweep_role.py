@@ -1,0 +1,218 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The role sandbox_sweep run by ansible-playbook on this host, against the real engine.
+
+This host has no systemd, so these runs switch the timer and the watcher off (with the
+strings an AWX survey sends) and test what the role installs and runs without them: the
+library and CLI copied from the collection, the sweep now (check mode, change,
+idempotence), and the installed `sandboxguard` command running the timer's `sweep` and the
+watcher's `watch`. molecule/sandbox_sweep runs the units under systemd.
+"""
+import json
+import os
+import queue
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from sandboxguard import docker_engine
+
+pytestmark = [pytest.mark.docker, pytest.mark.root]
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IMAGE = "sandboxguard/debian:12"
+AGENT = 1000
+DROP = ("cp /bin/true /workspace/suid && chmod 4755 /workspace/suid && "
+        "cp /bin/true /workspace/caps && setcap cap_net_raw+ep /workspace/caps")
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  roles:
+    - role: sandboxguard.boundary.sandbox_sweep
+"""
+
+
+def run_role(tmp_path, variables, *flags):
+    """ansible-playbook with the role on localhost; returns (returncode, stats, stdout)."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps(variables))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    proc = subprocess.run([os.path.join(TOP, ".venv", "bin", "ansible-playbook"), str(playbook),
+                           "-e", "@" + str(extra), *flags], capture_output=True, text=True, env=env, timeout=300)
+    try:
+        out = json.loads(proc.stdout)
+    except ValueError:
+        pytest.fail("ansible-playbook printed no JSON (rc %d): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
+    return proc.returncode, out["stats"].get("localhost", {}), out
+
+
+def task_result(out, name):
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            # role tasks are named "<role> : <name>"
+            if task["task"]["name"].split(" : ")[-1] == name and "localhost" in task["hosts"]:
+                return task["hosts"]["localhost"]
+    raise AssertionError("task %r did not run" % name)
+
+
+@pytest.fixture(scope="module")
+def client():
+    return docker_engine.connect()
+
+
+@pytest.fixture
+def host(tmp_path, client):
+    """A Hermes home owned by the agent, an exited root container that dropped files into
+    its workspace, and role variables that install into tmp_path."""
+    home = tmp_path / "hermes"
+    ws = home / "sandboxes" / "docker" / "t1" / "workspace"
+    ws.mkdir(parents=True)
+    for p in (home, home / "sandboxes", home / "sandboxes" / "docker"):
+        os.chown(p, AGENT, AGENT)
+    orphan = client.containers.run(IMAGE, ["sh", "-c", DROP], detach=True, network_mode="none",
+                                   labels={"hermes-agent": "1"},
+                                   volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+    orphan.wait(timeout=60)
+    variables = {
+        "sandbox_sweep_hermes_homes": str(home) + ",",  # an AWX survey string
+        "sandbox_sweep_timer": "false",
+        "sandbox_sweep_watch_events": "false",
+        "sandbox_sweep_now": "true",
+        "sandbox_sweep_docker_sdk": "none",
+        "sandbox_sweep_python": sys.executable,
+        "sandbox_sweep_install_dir": str(tmp_path / "lib"),
+        "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard"),
+    }
+    (tmp_path / "bin").mkdir()
+    yield {"home": home, "ws": ws, "vars": variables, "cli": str(tmp_path / "bin" / "sandboxguard"),
+           "lib": tmp_path / "lib", "orphan": orphan}
+    orphan.remove(force=True)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The role run once (nothing to sweep yet) into a module-wide directory: the CLI tests use it."""
+    tmp_path = tmp_path_factory.mktemp("installed")
+    home = tmp_path / "hermes"
+    (home / "sandboxes" / "docker").mkdir(parents=True)
+    for p in (home, home / "sandboxes", home / "sandboxes" / "docker"):
+        os.chown(p, AGENT, AGENT)
+    (tmp_path / "bin").mkdir()
+    variables = {"sandbox_sweep_hermes_homes": [str(home)], "sandbox_sweep_timer": False,
+                 "sandbox_sweep_watch_events": False, "sandbox_sweep_now": False,
+                 "sandbox_sweep_docker_sdk": "none", "sandbox_sweep_python": sys.executable,
+                 "sandbox_sweep_install_dir": str(tmp_path / "lib"),
+                 "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard")}
+    rc, _stats, out = run_role(tmp_path, variables)
+    assert rc == 0, out
+    return {"home": home, "cli": variables["sandbox_sweep_cli_path"]}
+
+
+def assert_swept(path):
+    st = os.lstat(path)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (AGENT, 0o755), path
+    assert "security.capability" not in os.listxattr(path, follow_symlinks=False), path
+
+
+def test_check_mode_installs_nothing_and_changes_no_file(tmp_path, host):
+    rc, stats, out = run_role(tmp_path, host["vars"], "--check")
+    assert rc == 0, out
+    assert stats["changed"] > 0
+    assert not host["lib"].exists() and not os.path.exists(host["cli"])
+    sweep = task_result(out, "Sweep every in-scope sandbox now (ownership return, setid, caps)")
+    assert sweep["changed"] is True
+    assert stat.S_IMODE(os.lstat(host["ws"] / "suid").st_mode) == 0o4755
+    assert os.lstat(host["ws"] / "suid").st_uid == 0
+
+
+def test_role_sweeps_an_exited_orphan_now_then_changes_nothing_then_repairs_its_install(tmp_path, host):
+    rc, stats, out = run_role(tmp_path, host["vars"])
+    assert rc == 0, out
+    sweep = task_result(out, "Sweep every in-scope sandbox now (ownership return, setid, caps)")
+    assert sweep["changed"] is True and [s["path"] for s in sweep["sandboxes"]] == [str(host["ws"])]
+    for name in ("suid", "caps"):
+        assert_swept(host["ws"] / name)
+
+    rc, stats, out = run_role(tmp_path, host["vars"])
+    assert rc == 0, out
+    assert stats["changed"] == 0, [t["task"]["name"] for p in out["plays"] for t in p["tasks"]
+                                   if t["hosts"].get("localhost", {}).get("changed")]
+
+    stale = host["lib"] / "sandboxguard" / "gone.py"
+    stale.write_text("raise SystemExit('a file the collection no longer has')\n")
+    edited = host["lib"] / "sandboxguard" / "sweep.py"
+    edited.write_text("# tampered\n")
+    rc, stats, out = run_role(tmp_path, dict(host["vars"], sandbox_sweep_now="false"))
+    assert rc == 0, out
+    assert not stale.exists()
+    with open(os.path.join(TOP, "plugins", "module_utils", "sandboxguard", "sweep.py"), "rb") as f:
+        assert edited.read_bytes() == f.read()
+
+
+def test_installed_command_runs_the_timers_sweep_on_a_running_container(installed, client):
+    ws = installed["home"] / "sandboxes" / "docker" / "t2" / "workspace"
+    ws.mkdir(parents=True)
+    persistent = client.containers.run(IMAGE, ["sleep", "infinity"], detach=True, network_mode="none",
+                                       volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+    try:
+        assert persistent.exec_run(["sh", "-c", DROP]).exit_code == 0
+        # PYTHONPATH must not matter: the command runs in isolated mode (-I).
+        env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "does-not-exist"))
+        proc = subprocess.run([installed["cli"], "sweep", "--hermes-home=" + str(installed["home"]), "--method=native"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "swept %s [native]" % ws in proc.stdout
+        for name in ("suid", "caps"):
+            assert_swept(ws / name)
+        persistent.reload()
+        assert persistent.status == "running"
+    finally:
+        persistent.remove(force=True)
+
+
+def test_installed_command_runs_the_watchers_watch_and_sweeps_a_dead_rm_container(installed, client):
+    ws = installed["home"] / "sandboxes" / "docker" / "t3" / "workspace"
+    ws.mkdir(parents=True)
+    watcher = subprocess.Popen([installed["cli"], "watch", "--hermes-home=" + str(installed["home"])],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(ln)) for ln in watcher.stdout], daemon=True).start()
+    try:
+        assert lines.get(timeout=60)["event"] == "watching"
+        container = client.containers.run(IMAGE, ["sh", "-c", DROP + " && sleep 2"], detach=True,
+                                          network_mode="none", auto_remove=True,
+                                          volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+        started = time.monotonic()
+        died = None
+        while died is None and time.monotonic() - started < 60:
+            line = lines.get(timeout=60)
+            if line.get("event") == "die" and line["id"] == container.id[:12]:
+                died = line
+        assert died is not None and died["swept"] == [str(ws)] and died["changed"] is True
+        assert time.monotonic() - started < 2 + 10  # it lived 2 s; swept within seconds of dying
+        for name in ("suid", "caps"):
+            assert_swept(ws / name)
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)
+
+
+def test_role_on_a_host_without_systemd_says_what_to_switch_off(tmp_path, host):
+    rc, _stats, out = run_role(tmp_path, dict(host["vars"], sandbox_sweep_watch_events="true"))
+    assert rc != 0
+    failed = task_result(out, "Check that systemd runs the host (the timer and the watcher are systemd units)")
+    assert failed.get("failed") and "sandbox_sweep_watch_events: false" in failed["msg"]
+
+
+def test_role_refuses_a_run_without_anything_to_sweep(tmp_path, host):
+    rc, _stats, out = run_role(tmp_path, dict(host["vars"], sandbox_sweep_hermes_homes=" , "))
+    assert rc != 0
+    failed = task_result(out, "Check the scope, method and budget")
+    assert "sandbox_sweep_hermes_homes" in failed["msg"]
