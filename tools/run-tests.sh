@@ -16,6 +16,7 @@
 #   SANDBOXGUARD_LAYERS="unit pythons" tools/run-tests.sh       # a subset, in the order above
 #   SANDBOXGUARD_LAYERS="molecule:default" tools/run-tests.sh   # one scenario (or pythons:3.12)
 #   SANDBOXGUARD_VERBOSE=1 ...                                   # stream output, not just logs
+#   SANDBOXGUARD_MOLECULE_JOBS=1 ...                             # scenarios one after another
 # Each step's full output is in .cache/test-logs/<step>.log; a failing step's tail is printed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,12 +65,12 @@ layer_order=()
 
 now() { date +%s.%N; }
 
-# step LAYER NAME CMD... : run CMD, log it, record the row.
-step() {
-  local layer=$1 name=$2 log start end rc secs status
-  shift 2
+# run_step NAME CMD... : run CMD with its output in the step's log; leave rc and seconds
+# beside it. record_step LAYER NAME : print the result and add the summary row.
+run_step() {
+  local name=$1 log start rc
+  shift
   log=$logs/$name.log
-  printf '==> %-22s %s\n' "$name" "$*"
   start=$(now)
   if [ "${SANDBOXGUARD_VERBOSE:-0}" = 1 ]; then
     "$@" 2>&1 | tee "$log"
@@ -78,13 +79,19 @@ step() {
     "$@" >"$log" 2>&1 </dev/null
     rc=$?
   fi
-  end=$(now)
-  secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+  awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f\n", b - a }' >"$log.time"
+  echo "$rc" >"$log.rc"
+}
+
+record_step() {
+  local layer=$1 name=$2 log rc secs status detail
+  log=$logs/$name.log
+  rc=$(cat "$log.rc" 2>/dev/null || echo 127)
+  secs=$(cat "$log.time" 2>/dev/null || echo 0.0)
   if [ "$rc" -eq 0 ]; then status=PASS; else status=FAIL; fi
   # pytest's own closing line, where there is one, says how many tests ran.
-  local detail
   detail=$(grep -E '^=+ .*(passed|failed|error|no tests ran).* =+$' "$log" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
-  rows+=("$(printf '%-4s  %-24s %8ss  %s' "$status" "$name" "$secs" "${detail:-exit $rc}")")
+  rows+=("$(printf '%-4s  %-28s %8ss  %s' "$status" "$name" "$secs" "${detail:-exit $rc}")")
   printf '    %s %s in %ss%s\n' "$status" "$name" "$secs" "${detail:+ ($detail)}"
   if [ "$status" = FAIL ]; then
     echo "    ---- last 60 lines of ${log#"$top"/} ----"
@@ -97,14 +104,22 @@ step() {
   elif [ -z "${layer_state[$layer]:-}" ]; then
     layer_state[$layer]=PASS
   fi
-  return 0
+}
+
+# step LAYER NAME CMD... : one step, in the foreground.
+step() {
+  local layer=$1 name=$2
+  shift 2
+  printf '==> %-28s %s\n' "$name" "$*"
+  run_step "$name" "$@"
+  record_step "$layer" "$name"
 }
 
 # fail_step LAYER NAME MESSAGE: a step that could not even start.
 fail_step() {
-  printf '==> %-22s\n' "$2"
+  printf '==> %-28s\n' "$2"
   printf '%s\n' "$3" | tee "$logs/$2.log"
-  rows+=("$(printf '%-4s  %-24s %8ss  %s' FAIL "$2" 0.0 "$3")")
+  rows+=("$(printf '%-4s  %-28s %8ss  %s' FAIL "$2" 0.0 "$3")")
   case " ${layer_order[*]} " in *" $1 "*) ;; *) layer_order+=("$1") ;; esac
   layer_state[$1]=FAIL
 }
@@ -176,17 +191,38 @@ wants integration && step integration integration integration
 wants sanity && step sanity sanity bash tools/ansible-test-sanity.sh
 wants lint && step lint ansible-lint .venv/bin/ansible-lint
 
+# molecule: scenarios run SANDBOXGUARD_MOLECULE_JOBS at a time (default 2: they mostly wait
+# on Ansible round trips and containers; container names are per scenario). Each keeps its
+# own log and time; the rows are recorded in scenario order.
 if wants_any molecule; then
-  found=0
+  scenarios=()
   for file in molecule/*/molecule.yml; do
     [ -e "$file" ] || continue
     scenario=$(basename "$(dirname "$file")")
-    found=1
-    wants molecule "$scenario" || continue
-    step molecule "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
+    wants molecule "$scenario" && scenarios+=("$scenario")
   done
-  if [ "$found" = 0 ]; then
+  if ! compgen -G 'molecule/*/molecule.yml' >/dev/null; then
     fail_step molecule molecule "no molecule/<scenario>/molecule.yml found (molecule/default is the harness scenario)"
+  elif [ ${#scenarios[@]} -gt 0 ]; then
+    jobs=${SANDBOXGUARD_MOLECULE_JOBS:-2}
+    molecule_start=$(now)
+    declare -A running=()
+    for scenario in "${scenarios[@]}"; do
+      while [ ${#running[@]} -ge "$jobs" ]; do
+        wait -n -p done_pid "${!running[@]}"
+        printf '    (done: molecule-%s)\n' "${running[$done_pid]}"
+        unset "running[$done_pid]"
+      done
+      printf '==> %-28s %s\n' "molecule-$scenario" ".venv/bin/molecule test -s $scenario"
+      run_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario" &
+      running[$!]=$scenario
+    done
+    wait
+    for scenario in "${scenarios[@]}"; do
+      record_step molecule "molecule-$scenario"
+    done
+    printf '    molecule: %d scenario(s), %d at a time, in %ss\n' "${#scenarios[@]}" "$jobs" \
+      "$(awk -v a="$molecule_start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')"
   fi
 fi
 
