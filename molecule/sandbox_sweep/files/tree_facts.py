@@ -1,4 +1,5 @@
-#!/usr/bin/python3
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """Print {relative path: {type, uid, gid, mode, caps, sha256}} for each tree given, as JSON.
 
 For verify.yml: one call reads owner, mode bits, the security.capability xattr and the
