@@ -87,3 +87,16 @@ def test_watcher_sweeps_a_container_within_seconds_of_it_dying(client, home):
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)
+
+
+def test_a_task_dir_left_by_a_removed_container_is_swept_without_a_container(client, home):
+    hermes, ws = home
+    client.containers.run(IMAGE, ["sh", "-c", DROP], network_mode="none", remove=True,
+                          volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+    assert stat.S_IMODE(os.lstat(ws / "suid").st_mode) == 0o4755
+    result = cli("sweep", "--hermes-home", str(hermes), "--json")
+    assert result.returncode == 0, result.stderr
+    swept = json.loads(result.stdout)["sandboxes"]
+    assert [(s["path"], s["containers"]) for s in swept] == [(str(ws), [])]
+    st = os.lstat(ws / "suid")
+    assert stat.S_IMODE(st.st_mode) == 0o755 and st.st_uid == 1000

@@ -46,7 +46,12 @@ def realpath(path):
 
 
 def exists(path):
-    return realpath(path) in EXISTING or path in EXISTING
+    if realpath(path) in EXISTING or path in EXISTING:
+        return "dir"
+    return "other" if path in FILES else "missing"
+
+
+FILES = {"/data/sb/docker/t1/docker.sock"}
 
 
 @pytest.fixture
@@ -100,6 +105,19 @@ def test_dotdot_tricks_are_decided_on_the_realpath(roots):
 def test_missing_source_is_skipped_never_recreated(roots):
     decision = sandboxes.mount_scope(bind("/data/sb/docker/t2/workspace"), roots, realpath, exists)
     assert not decision["in_scope"] and "never recreated" in decision["reason"]
+
+
+def test_a_source_that_is_not_a_directory_is_skipped_with_that_reason(roots):
+    decision = sandboxes.mount_scope(bind("/data/sb/docker/t1/docker.sock"), roots, realpath, exists)
+    assert not decision["in_scope"] and "not a directory" in decision["reason"]
+
+
+def test_task_dirs_no_container_mounts_become_targets(roots):
+    inspect = {"Id": "c" * 12, "Mounts": [bind("/data/sb/docker/t1/workspace")]}
+    task_dirs = [("/data/sb/docker/t1/workspace", "/data/sb/docker"), ("/data/sb/docker/gone/home", "/data/sb/docker")]
+    _, targets = sandboxes.scope_containers([inspect], roots, realpath, exists, task_dirs)
+    assert [(t["realpath"], t["containers"]) for t in targets] == [
+        ("/data/sb/docker/gone/home", []), ("/data/sb/docker/t1/workspace", ["cccccccccccc"])]
 
 
 @pytest.mark.parametrize("kind", ["volume", "tmpfs", "npipe", ""])

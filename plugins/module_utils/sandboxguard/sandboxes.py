@@ -25,6 +25,7 @@ HERMES_LABEL = "hermes-agent"
 REASON_IN_SCOPE = "bind mount below the host-derived sandbox root %s"
 REASON_NOT_BIND = "not a bind mount (type %s): the engine owns it"
 REASON_MISSING = "source %s does not exist: skipped, never recreated"
+REASON_NOT_DIR = "source %s is not a directory: skipped"
 REASON_OUTSIDE = "source resolves to %s, outside every host-derived sandbox root"
 REASON_SYSTEM = "source resolves to the system path %s: never swept"
 REASON_IS_ROOT = "source is the sandbox root %s itself, not a task directory below it"
@@ -88,12 +89,13 @@ def _below(path, root):
     return path.startswith(root.rstrip("/") + "/")
 
 
-def mount_scope(mount, roots, realpath, exists):
+def mount_scope(mount, roots, realpath, kind_of):
     """Decide one mount from ``docker inspect`` (its ``Mounts[]`` entry).
 
-    ``roots``: resolve_roots()'s usable list. ``realpath(path)`` and ``exists(path)``
-    are injected. Returns a dict: source, realpath, destination, type, rw, in_scope,
-    reason, root (the matching root's realpath or None).
+    ``roots``: resolve_roots()'s usable list. ``realpath(path)`` and ``kind_of(path)``
+    (``"dir"``, ``"missing"`` or ``"other"``) are injected. Returns a dict: source,
+    realpath, destination, type, rw, in_scope, reason, root (the matching root's
+    realpath or None).
     """
     kind = mount.get("Type", "")
     source = mount.get("Source", "")
@@ -105,8 +107,12 @@ def mount_scope(mount, roots, realpath, exists):
     if not source or not posixpath.isabs(source):
         result["reason"] = "bind source %r is not an absolute path" % source
         return result
-    if not exists(source):
+    what = kind_of(source)
+    if what == "missing":
         result["reason"] = REASON_MISSING % source
+        return result
+    if what != "dir":
+        result["reason"] = REASON_NOT_DIR % source
         return result
     real = realpath(source)
     result["realpath"] = real
@@ -141,18 +147,21 @@ def container_summary(inspect):
     }
 
 
-def scope_containers(inspects, roots, realpath, exists):
+def scope_containers(inspects, roots, realpath, kind_of, task_dirs=()):
     """Scope decisions for every mount of every container, and the sweep targets.
 
     Returns (containers, targets): containers is a list of container_summary() dicts
     each with ``mounts`` (mount_scope() dicts); targets is a list of dicts realpath,
     root, containers (ids), one per distinct in-scope directory, sorted by realpath.
     A directory nested below another target is folded into it (one walk covers both).
+    ``task_dirs``: (realpath, root) pairs of ``<root>/<task>/{home,workspace}`` directories
+    found on the host; those no container mounts (a --rm container already gone) are
+    targets too, with no containers.
     """
     containers, by_path = [], {}
     for inspect in inspects:
         summary = container_summary(inspect)
-        summary["mounts"] = [mount_scope(m, roots, realpath, exists) for m in inspect.get("Mounts") or ()]
+        summary["mounts"] = [mount_scope(m, roots, realpath, kind_of) for m in inspect.get("Mounts") or ()]
         containers.append(summary)
         for mount in summary["mounts"]:
             if mount["in_scope"]:
@@ -160,6 +169,8 @@ def scope_containers(inspects, roots, realpath, exists):
                                                                 "containers": []})
                 if summary["id"] not in target["containers"]:
                     target["containers"].append(summary["id"])
+    for path, root in task_dirs:
+        by_path.setdefault(path, {"realpath": path, "root": root, "containers": []})
     targets = []
     for path in sorted(by_path):
         parent = next((t for t in targets if _below(path, t["realpath"])), None)
@@ -216,6 +227,33 @@ def chown_from_uids(facts):
     if facts["userns_remap"]:
         return (facts["remap_root"][0],) if facts["remap_root"] else ()
     return (0,)
+
+
+TASK_SUBDIRS = ("home", "workspace")
+
+
+def path_kind(path):
+    """"dir", "missing" or "other" for a path, following symlinks (touches the system)."""
+    if os.path.isdir(path):
+        return "dir"
+    return "other" if os.path.lexists(path) else "missing"
+
+
+def list_task_dirs(roots):
+    """(realpath, root) of every ``<root>/<task>/{home,workspace}`` that is a real directory
+    (not a symlink) below a usable root (touches the system: lists the roots)."""
+    found = []
+    for root in roots:
+        try:
+            tasks = sorted(e.name for e in os.scandir(root["realpath"]) if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+        for task in tasks:
+            for sub in TASK_SUBDIRS:
+                path = posixpath.join(root["realpath"], task, sub)
+                if os.path.isdir(path) and not os.path.islink(path) and os.path.realpath(path) == path:
+                    found.append((path, root["realpath"]))
+    return found
 
 
 def list_profile_names(hermes_home):

@@ -188,7 +188,11 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
     facts = sandboxes.engine_facts(docker_engine.engine_info(client))
     usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
     inspects = docker_engine.inspect_containers(client, names, include_stopped)
-    containers, targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, os.path.isdir)
+    # Without a container filter, persistent sandbox directories no container mounts any
+    # more (a --rm container that died unseen) are swept too: their scope is host-derived.
+    task_dirs = sandboxes.list_task_dirs(usable) if not names else ()
+    containers, targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind,
+                                                     task_dirs)
     return {"engine": facts, "roots": usable, "refused_roots": refused, "containers": containers,
             "targets": targets}
 

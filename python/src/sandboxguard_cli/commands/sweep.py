@@ -156,10 +156,16 @@ def run_watch(args):
                 if doc is None:
                     try:
                         doc = client.api.inspect_container(cid)
-                    except Exception as exc:  # removed before we saw it start: nothing to scope
+                    except Exception as exc:  # removed before we saw it start: sweep every task dir
                         print(json.dumps({"event": "unknown-container", "id": cid, "error": str(exc)}), flush=True)
-                        continue
-                containers, targets = sandboxes.scope_containers([doc], usable, os.path.realpath, os.path.isdir)
+                        doc = {"Id": cid, "Mounts": []}
+                        task_dirs = sandboxes.list_task_dirs(usable)
+                    else:
+                        task_dirs = ()
+                else:
+                    task_dirs = ()
+                containers, targets = sandboxes.scope_containers([doc], usable, os.path.realpath,
+                                                                 sandboxes.path_kind, task_dirs)
                 if not targets:
                     continue
                 info = {"engine": facts, "roots": usable, "refused_roots": refused, "containers": containers,
