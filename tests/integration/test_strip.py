@@ -476,3 +476,65 @@ def test_relative_missing_and_symlink_roots_are_refused(tree):
         with pytest.raises(RootRefused) as info:
             strip.strip([bad])
         assert words in str(info.value)
+
+
+# -- two forked walkers sharing subtrees ---------------------------------------------------
+
+@pytest.fixture
+def wide_tree(tree):
+    """300 packages (more than SHARE_FRONTIER directories wait after the first listing)."""
+    expected = set()
+    for d in range(300):
+        pkg = tree / ("pkg%03d" % d) / "lib"
+        pkg.mkdir(parents=True)
+        for f in range(5):
+            (pkg / ("f%d" % f)).touch()
+        if d % 7 == 0:
+            expected.add(make_file(pkg / "suid", 0o4755))
+        if d % 11 == 0:
+            capped = make_file(pkg / "ping", 0o755)
+            set_caps(capped)
+            expected.add(capped)
+    return tree, expected
+
+
+def test_two_walkers_find_exactly_what_one_walker_finds(wide_tree):
+    tree, expected = wide_tree
+    one = strip.scan([str(tree)], workers=1, budget=0)
+    two = strip.scan([str(tree)], workers=2, budget=0)
+    assert {e["path"] for e in two["files"]} == {e["path"] for e in one["files"]} == expected
+    assert two["counts"] == one["counts"]
+    assert two["counts"]["dirs"] == 601 and two["complete"]
+
+
+def test_two_walkers_strip_everything_and_merge_the_listing_cap(wide_tree):
+    tree, expected = wide_tree
+    report = strip.strip([str(tree)], workers=2, budget=0, max_listed=10)
+    assert len(report["files"]) == 10
+    assert report["counts"]["unlisted"] == len(expected) - 10
+    for path in expected:
+        assert mode_of(path) == 0o755 and not has_caps(path)
+
+
+def test_two_walkers_prune_mounts_and_report_errors(wide_tree, tmp_path):
+    tree, _ = wide_tree
+    inner = tree / "pkg150" / "mnt"
+    inner.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "sgtest2", inner], check=True)
+    locked = make_file(tree / "pkg299" / "lib" / "locked", 0o4755)
+    subprocess.run(["chattr", "+i", locked], check=True)
+    try:
+        hidden = make_file(inner / "suid", 0o4755)
+        report = strip.strip([str(tree)], workers=2, budget=0)
+        assert mode_of(hidden) == 0o4755
+    finally:
+        subprocess.run(["chattr", "-i", locked], check=True)
+        subprocess.run(["umount", "-l", inner], check=False)
+    assert report["pruned_mounts"] == [str(inner)]
+    assert [e["path"] for e in report["errors"]] == [locked]
+
+
+def test_two_walkers_honour_the_budget(wide_tree):
+    tree, _ = wide_tree
+    report = strip.scan([str(tree)], workers=2, budget=0.001)
+    assert report["complete"] is False

@@ -33,12 +33,14 @@ xattr check cheaper, and the caller's working directory never moves. In a thread
 caller (an agent harness) it runs in-process and resolves names through
 /proc/self/fd/D/NAME instead. Either way the result is the same report.
 """
+import collections
 import errno
 import json
 import os
 import select
 import signal
 import stat
+import struct
 import threading
 import time
 
@@ -54,6 +56,10 @@ MAX_HELD_DIR_FDS = 64
 # How much longer than the budget the parent waits for a forked worker before killing it.
 WORKER_GRACE_S = 5.0
 PROGRESS_INTERVAL_S = 0.5
+# Forked walkers share the work once this many directories wait (breadth first before).
+SHARE_FRONTIER = 64
+MAX_WORKERS = 2  # measured: a second walker helps on 2 cores; threads make it slower (FACTS.md)
+SHARE_QUEUE_BYTES = 60000  # below the 64 KiB pipe buffer: the whole queue is written at once
 
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
 CAP_XATTR = capsmod.XATTR_NAME
@@ -125,7 +131,7 @@ class _Walk:
 
     def __init__(self, report, actions, dry_run, budget, chown_to, chown_from, caps_method,
                  hardlinks, one_file_system, prune_mounts, max_listed, progress, use_chdir, setid_mask,
-                 progress_interval=PROGRESS_INTERVAL_S):
+                 progress_interval=PROGRESS_INTERVAL_S, workers=1):
         self.report = report
         self.counts = report["counts"]
         self.do_setid = "setid" in actions
@@ -144,6 +150,7 @@ class _Walk:
         self.progress = progress
         self.use_chdir = use_chdir
         self.progress_interval = progress_interval
+        self.workers = workers
         self.next_progress = time.monotonic() + progress_interval
         self.open_nodes = set()
         self.xattrs_supported = True
@@ -218,62 +225,134 @@ class _Walk:
             root_st = os.fstat(root_fd)
             root = _Dir(None, None)
             root.fd, root.dev, root.ino = root_fd, root_st.st_dev, root_st.st_ino
-            check_mounts = False
-            root_mnt = None
+            self.root, self.root_path = root, root_path
+            self.check_mounts = False
+            self.root_mnt = None
             if self.prune_mounts:
                 try:
-                    check_mounts = bool(mount_points_under(root_path, read_mountinfo()))
-                    root_mnt = mount_id_of_fd(root_fd) if check_mounts else None
-                    check_mounts = root_mnt is not None
+                    self.check_mounts = bool(mount_points_under(root_path, read_mountinfo()))
+                    self.root_mnt = mount_id_of_fd(root_fd) if self.check_mounts else None
+                    self.check_mounts = self.root_mnt is not None
                 except OSError as exc:
                     self.add_error(root_path, exc, "read /proc/self/mountinfo")
             if self.do_chown:
                 self.visit_dir_owner(root_fd, root_st, root_path)
-            stack = [root]
-            while stack:
-                if self.out_of_time():
-                    break
-                node = stack.pop()
-                if node is not root:
-                    parent = node.parent
-                    try:
-                        pfd = parent.fd if parent.fd is not None else self.ensure_fd(parent)
-                        fd = self._open_child(pfd, node.name)
-                    except (OSError, ChangedUnderUs) as exc:
-                        self.add_error(node.path(root_path), exc, "open directory")
-                        self._child_done(parent)
-                        continue
-                    self._child_done(parent)
-                    self.hold(node, fd)
-                    st = os.fstat(fd)
-                    node.dev, node.ino = st.st_dev, st.st_ino
-                    pruned = False
-                    if self.one_file_system and st.st_dev != root.dev:
-                        pruned = True
-                    elif check_mounts:
-                        try:
-                            pruned = mount_id_of_fd(fd) != root_mnt
-                        except OSError as exc:
-                            self.add_error(node.path(root_path), exc, "read fdinfo")
-                            pruned = True
-                    if pruned:
-                        self.report["pruned_mounts"].append(node.path(root_path))
-                        self.release(node)
-                        continue
-                    if self.do_chown:
-                        self.visit_dir_owner(fd, st, node.path(root_path))
-                self.counts["dirs"] += 1
-                self.list_dir(node, stack, root_path)
-                node.listed = True
-                if node.pending == 0 or len(self.open_nodes) > MAX_HELD_DIR_FDS:
-                    self.release(node)
-                if self.progress is not None and time.monotonic() >= self.next_progress:
-                    self.next_progress = time.monotonic() + self.progress_interval
-                    self.progress(dict(self.counts))
+            if self.workers > 1 and self.use_chdir:
+                self._walk_shared(root)
+            else:
+                self._drain([root])
         finally:
             for node in list(self.open_nodes):
                 self.release(node)
             os.close(root_fd)
+
+    def _drain(self, stack):
+        """Depth first over `stack` until it is empty or the budget is spent."""
+        while stack:
+            if self.out_of_time():
+                return
+            self._visit(stack.pop(), stack)
+
+    def _visit(self, node, pending):
+        """Open (identity- and mount-checked) and list one directory; queue its subdirectories."""
+        root, root_path = self.root, self.root_path
+        if node is not root:
+            parent = node.parent
+            try:
+                pfd = parent.fd if parent.fd is not None else self.ensure_fd(parent)
+                fd = self._open_child(pfd, node.name)
+            except (OSError, ChangedUnderUs) as exc:
+                self.add_error(node.path(root_path), exc, "open directory")
+                self._child_done(parent)
+                return
+            self._child_done(parent)
+            self.hold(node, fd)
+            st = os.fstat(fd)
+            node.dev, node.ino = st.st_dev, st.st_ino
+            pruned = False
+            if self.one_file_system and st.st_dev != root.dev:
+                pruned = True
+            elif self.check_mounts:
+                try:
+                    pruned = mount_id_of_fd(fd) != self.root_mnt
+                except OSError as exc:
+                    self.add_error(node.path(root_path), exc, "read fdinfo")
+                    pruned = True
+            if pruned:
+                self.report["pruned_mounts"].append(node.path(root_path))
+                self.release(node)
+                return
+            if self.do_chown:
+                self.visit_dir_owner(fd, st, node.path(root_path))
+        self.counts["dirs"] += 1
+        self.list_dir(node, pending, root_path)
+        node.listed = True
+        if node.pending == 0 or len(self.open_nodes) > MAX_HELD_DIR_FDS:
+            self.release(node)
+        if self.progress is not None and time.monotonic() >= self.next_progress:
+            self.next_progress = time.monotonic() + self.progress_interval
+            self.progress(dict(self.counts))
+
+    def _walk_shared(self, root):
+        """Breadth first until SHARE_FRONTIER directories wait, then `workers` forked walkers
+        take whole subtrees from a shared queue and this process merges their reports.
+
+        The queue is a pipe of 4-byte indices into the frontier, written in full before
+        the fork (so every read gets a whole index); the walkers inherit the directory
+        descriptors, so nothing is looked up again by path. Only the first walker calls
+        `progress` (with its own counts).
+        """
+        frontier = collections.deque([root])
+        while frontier and len(frontier) < SHARE_FRONTIER:
+            if self.out_of_time():
+                return
+            self._visit(frontier.popleft(), frontier)
+        work = list(frontier)
+        if len(work) * 4 > SHARE_QUEUE_BYTES:  # a frontier too wide for one pipe write: walk it here
+            self._drain(work[::-1])
+            return
+        if not work:
+            return
+        queue_r, queue_w = os.pipe()
+        os.write(queue_w, b"".join(struct.pack("<I", i) for i in range(len(work))))
+        os.close(queue_w)
+        walkers = []
+        try:
+            for index in range(self.workers):
+                walkers.append(_fork_json(lambda index=index: self._walk_queue(queue_r, work, index)))
+        finally:
+            os.close(queue_r)
+        for pid, read_fd in walkers:
+            self._merge(_read_json(pid, read_fd, None))
+
+    def _walk_queue(self, queue_r, work, index):
+        """In a forked walker: drain whole subtrees named on the queue; return a report."""
+        self.report = new_report(self.report["roots"], self.dry_run)
+        self.counts = self.report["counts"]
+        if index:
+            self.progress = None
+        while True:
+            item = os.read(queue_r, 4)
+            if len(item) < 4:
+                break
+            self._drain([work[struct.unpack("<I", item)[0]]])
+            if not self.report["complete"]:
+                break
+        return self.report
+
+    def _merge(self, sub):
+        if sub is None or "worker_error" in sub:
+            raise RuntimeError("walker failed: %s" % (sub or {}).get("worker_error", "no report"))
+        report = self.report
+        for key, value in sub["counts"].items():
+            report["counts"][key] += value
+        room = max(0, self.max_listed - len(report["files"]))
+        report["files"].extend(sub["files"][:room])
+        report["counts"]["unlisted"] += max(0, len(sub["files"]) - room)
+        report["errors"].extend(sub["errors"][:max(0, self.max_listed - len(report["errors"]))])
+        report["pruned_mounts"].extend(sub["pruned_mounts"])
+        report["changed"] = report["changed"] or sub["changed"]
+        report["complete"] = report["complete"] and sub["complete"]
 
     def _child_done(self, parent):
         parent.pending -= 1
@@ -473,15 +552,23 @@ def _mode_after_chown(mode):
     return mode
 
 
+def _default_workers():
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
 def _fork_is_safe():
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def _run_in_worker(run, budget):
-    """Run `run()` (which returns a JSON-able dict) in a forked child; return its result.
+def _fork_json(run):
+    """Fork a child that runs `run()` (a JSON-able dict) and writes it to a pipe.
 
-    The child may fchdir freely; the parent's working directory never moves. If the
-    child outlives budget + WORKER_GRACE_S it is killed and None is returned.
+    Returns (pid, read_fd). Read it with _read_json. A child that raises reports
+    {"worker_error": ...}; it never returns into the caller's code.
     """
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -500,8 +587,15 @@ def _run_in_worker(run, budget):
         finally:
             os._exit(status)
     os.close(write_fd)
+    return pid, read_fd
+
+
+def _read_json(pid, read_fd, limit):
+    """Collect a forked child's JSON; kill it at monotonic time `limit` (None: wait).
+
+    Returns the dict, or None when the child was killed.
+    """
     chunks = []
-    limit = (time.monotonic() + budget + WORKER_GRACE_S) if budget else None
     killed = False
     try:
         while True:
@@ -523,10 +617,20 @@ def _run_in_worker(run, budget):
     return json.loads(b"".join(chunks).decode() or "{}")
 
 
+def _run_in_worker(run, budget):
+    """Run `run()` in a forked child; the parent's working directory never moves.
+
+    If the child outlives budget + WORKER_GRACE_S it is killed and None is returned.
+    """
+    pid, read_fd = _fork_json(run)
+    limit = (time.monotonic() + budget + WORKER_GRACE_S) if budget else None
+    return _read_json(pid, read_fd, limit)
+
+
 def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S, chown_to=None,
         chown_from=(0,), caps_method="xattr", hardlinks="strip", one_file_system=True,
         prune_mounts=True, max_listed=DEFAULT_MAX_LISTED, progress=None, fork=None,
-        allow_files=True, setuid=True, setgid=True, progress_interval=PROGRESS_INTERVAL_S):
+        allow_files=True, setuid=True, setgid=True, progress_interval=PROGRESS_INTERVAL_S, workers=None):
     """Walk `paths` once and apply `actions` (subset of ACTIONS); return the report.
 
     Roots are validated first (see roots.check_root); a refused root raises RootRefused
@@ -535,6 +639,8 @@ def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S
     ``fork``: None decides by itself (forked worker when the process has one thread).
     ``setuid``/``setgid`` choose which bits the setid action clears. ``progress(counts)``
     is called at most every ``progress_interval`` seconds, between directories.
+    ``workers``: forked walkers sharing subtrees (forked mode only); None uses up to
+    MAX_WORKERS of the CPUs this process may run on.
     Touches the system: it changes files unless ``dry_run``.
     """
     actions = tuple(actions)
@@ -560,7 +666,8 @@ def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S
     def walk_all(use_chdir):
         walker = _Walk(report, actions, dry_run, budget, chown_to, chown_from, caps_method, hardlinks,
                        one_file_system, prune_mounts, max_listed, progress, use_chdir,
-                       (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0), progress_interval)
+                       (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0), progress_interval,
+                       n_workers if use_chdir else 1)
         for root in roots:
             if walker.out_of_time():
                 break
@@ -571,6 +678,7 @@ def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S
         return report
 
     use_fork = _fork_is_safe() if fork is None else bool(fork)
+    n_workers = _default_workers() if workers is None else max(1, int(workers))
     if use_fork:
         result = _run_in_worker(lambda: walk_all(True), budget)
         if result is None:
