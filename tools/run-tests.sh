@@ -9,7 +9,7 @@
 #   unit         .venv/bin/pytest tests/unit
 #   pythons      tests/unit under each target Python (SANDBOXGUARD_PYTHONS, default 3.9..3.13)
 #   integration  .venv/bin/pytest tests/integration (root, real Docker)
-#   sanity       tools/ansible-test-sanity.sh
+#   sanity       tools/ansible-test-sanity.sh, and shellcheck on tools/ images/ .ci/run
 #   lint         ansible-lint (production profile, .ansible-lint)
 #   molecule     molecule test, one step per molecule/<scenario>/
 #
@@ -188,12 +188,17 @@ if wants_any pythons; then
 fi
 
 wants integration && step integration integration integration
-wants sanity && step sanity sanity bash tools/ansible-test-sanity.sh
+if wants sanity; then
+  step sanity sanity bash tools/ansible-test-sanity.sh
+  # The shell scripts that do not ship (build_ignore), so ansible-test's shellcheck skips them.
+  step sanity shellcheck shellcheck -S warning tools/*.sh images/*.sh .ci/run
+fi
 wants lint && step lint ansible-lint .venv/bin/ansible-lint
 
 # molecule: scenarios run SANDBOXGUARD_MOLECULE_JOBS at a time (default 2: they mostly wait
-# on Ansible round trips and containers; container names are per scenario). Each keeps its
-# own log and time; the rows are recorded in scenario order.
+# on Ansible round trips and containers; container names are per scenario), except those
+# that mount the host's docker.sock, which run alone. Each keeps its own log and time; the
+# rows are recorded in scenario order.
 if wants_any molecule; then
   scenarios=()
   for file in molecule/*/molecule.yml; do
@@ -207,17 +212,28 @@ if wants_any molecule; then
     jobs=${SANDBOXGUARD_MOLECULE_JOBS:-2}
     molecule_start=$(now)
     declare -A running=()
-    for scenario in "${scenarios[@]}"; do
-      while [ ${#running[@]} -ge "$jobs" ]; do
+    reap() { # wait until fewer than $1 scenarios run
+      while [ ${#running[@]} -ge "$1" ] && [ ${#running[@]} -gt 0 ]; do
         wait -n -p done_pid "${!running[@]}"
         printf '    (done: molecule-%s)\n' "${running[$done_pid]}"
         unset "running[$done_pid]"
       done
-      printf '==> %-28s %s\n' "molecule-$scenario" ".venv/bin/molecule test -s $scenario"
-      run_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario" &
-      running[$!]=$scenario
+    }
+    for scenario in "${scenarios[@]}"; do
+      if grep -q 'docker\.sock' "molecule/$scenario/molecule.yml"; then
+        # It talks to the host's engine and sees every container there: run it alone, so
+        # other scenarios' containers starting and dying cannot disturb what it verifies.
+        reap 1
+        printf '==> %-28s %s\n' "molecule-$scenario" ".venv/bin/molecule test -s $scenario (alone: it mounts the host's docker.sock)"
+        run_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
+      else
+        reap "$jobs"
+        printf '==> %-28s %s\n' "molecule-$scenario" ".venv/bin/molecule test -s $scenario"
+        run_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario" &
+        running[$!]=$scenario
+      fi
     done
-    wait
+    reap 1
     for scenario in "${scenarios[@]}"; do
       record_step molecule "molecule-$scenario"
     done
