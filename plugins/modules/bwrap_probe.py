@@ -153,11 +153,21 @@ bwrap:
   type: dict
   returned: always
   contains:
-    path: {description: "Absolute path, or null when not found.", type: str}
-    version: {description: Parsed version X.Y.Z or null., type: str}
-    version_text: {description: Output of C(bwrap --version)., type: str}
-    setuid: {description: Whether the binary has the setuid bit., type: bool}
-    meets_min: {description: Whether the version is at least O(min_version)., type: bool}
+    path:
+      description: 'Absolute path, or null when not found.'
+      type: str
+    version:
+      description: 'Parsed version X.Y.Z or null.'
+      type: str
+    version_text:
+      description: 'Output of C(bwrap --version).'
+      type: str
+    setuid:
+      description: 'Whether the binary has the setuid bit.'
+      type: bool
+    meets_min:
+      description: 'Whether the version is at least O(min_version).'
+      type: bool
 prlimit:
   description: C(path) and C(found) of prlimit.
   type: dict
@@ -192,14 +202,31 @@ probe:
   type: dict
   returned: always
   contains:
-    ran: {description: Whether the sandbox was started., type: bool}
-    ok: {description: Whether it started and ran the checks to the end., type: bool}
-    returncode: {description: Exit status (null on timeout)., type: int}
-    stderr: {description: bwrap's stderr., type: str}
-    reason: {description: Classified failure of this run., type: str}
-    remediation: {description: Fix for this run's failure., type: str}
-    timed_out: {description: Whether O(timeout) ran out., type: bool}
-    argv: {description: "The command line, with the check script elided.", type: list, elements: str}
+    ran:
+      description: 'Whether the sandbox was started.'
+      type: bool
+    ok:
+      description: 'Whether it started and ran the checks to the end.'
+      type: bool
+    returncode:
+      description: 'Exit status (null on timeout).'
+      type: int
+    stderr:
+      description: 'bwrap''s stderr.'
+      type: str
+    reason:
+      description: 'Classified failure of this run.'
+      type: str
+    remediation:
+      description: 'Fix for this run''s failure.'
+      type: str
+    timed_out:
+      description: 'Whether O(timeout) ran out.'
+      type: bool
+    argv:
+      description: 'The command line, with the check script elided.'
+      type: list
+      elements: str
 isolation:
   description: >-
     One entry per isolation check, with C(name), C(status) (C(pass), C(fail), C(skipped), C(not_run)),

@@ -80,6 +80,91 @@ changed:
   description: Whether a capability was removed (in check mode, whether one would be). Always false for O(state=query).
   returned: always
   type: bool
+roots:
+  description: The resolved paths that were walked.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/srv/hermes/sandboxes/docker/task1/workspace"]
+complete:
+  description: False when the budget ran out before the walk finished.
+  returned: always
+  type: bool
+dry_run:
+  description: True in check mode; RV(files) then says what would change.
+  returned: always
+  type: bool
+files:
+  description:
+    - One entry per file (or directory, for ownership return) that was, or in check mode
+      would be, changed. At most O(max_listed) entries.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: 'Path of the file.'
+      type: str
+      returned: always
+    type:
+      description: 'C(file) or C(directory).'
+      type: str
+      returned: always
+    mode_before:
+      description: 'Permission bits before, octal.'
+      type: str
+      returned: always
+      sample: "04755"
+    mode_after:
+      description: 'Permission bits after (or that would be after), octal.'
+      type: str
+      returned: always
+      sample: "0755"
+    caps_before:
+      description: 'File capabilities before, as getcap prints them, or null.'
+      type: str
+      returned: always
+      sample: "cap_net_raw=ep"
+    uid:
+      description: 'Owner uid before.'
+      type: int
+      returned: always
+    gid:
+      description: 'Group gid before.'
+      type: int
+      returned: always
+    nlink:
+      description: 'Number of hard links of the file.'
+      type: int
+      returned: always
+    actions:
+      description: 'What was done, from C(chown), C(setuid), C(setgid), C(caps).'
+      type: list
+      elements: str
+      returned: always
+    error:
+      description: 'Why the change failed, when it did.'
+      type: str
+      returned: when a change failed
+counts:
+  description: Totals for the walk.
+  returned: always
+  type: dict
+  sample: {dirs: 12, files: 340, setid: 1, caps: 1, chown: 0, hardlinks: 0, special: 1, symlinks: 3, skipped: 0, errors: 0, unlisted: 0}
+pruned_mounts:
+  description: Mount points below the roots that were not walked.
+  returned: always
+  type: list
+  elements: str
+errors:
+  description: Per-file errors (at most O(max_listed)), each with C(path), C(op) and C(error).
+  returned: always
+  type: list
+  elements: dict
+elapsed:
+  description: Seconds the walk took.
+  returned: always
+  type: float
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -173,11 +173,15 @@ EXAMPLES = r"""
       when: chart.refused is not none
 
 - name: Strict mode, for example in a review pipeline that must never pull files
-  sandboxguard.boundary.safe_fetch:
-    src: /home/agent/out/report.txt
-    dest: /srv/reports
-    strict: true
-    fail_on_refused: false
+  hosts: agent_sandboxes
+  gather_facts: false
+  tasks:
+    - name: Check the path and report what would be fetched, fetching nothing
+      sandboxguard.boundary.safe_fetch:
+        src: /home/agent/out/report.txt
+        dest: /srv/reports
+        strict: true
+        fail_on_refused: false
 """
 
 RETURN = r"""

@@ -21,9 +21,11 @@ attributes:
     description: Changes nothing in any mode.
   diff_mode:
     support: none
+    description: Nothing changes, so there is nothing to diff.
   platform:
     platforms: posix
     support: full
+    description: Linux hosts with a Docker engine.
 """
 
 EXAMPLES = r"""
@@ -43,12 +45,31 @@ engine:
   returned: always
   type: dict
   contains:
-    os: {description: The engine's OSType., type: str, returned: always}
-    rootless: {description: Rootless engine., type: bool, returned: always}
-    userns_remap: {description: userns-remap is on., type: bool, returned: always}
-    remap_root: {description: Host uid and gid container root maps to, with userns-remap., type: list, elements: int, returned: always}
-    sweepable: {description: Whether a sweep runs on this engine at all., type: bool, returned: always}
-    reason: {description: What the sweep does differently here, or why it does not run., type: str, returned: always}
+    os:
+      description: 'The engine''s OSType.'
+      type: str
+      returned: always
+    rootless:
+      description: 'Rootless engine.'
+      type: bool
+      returned: always
+    userns_remap:
+      description: 'userns-remap is on.'
+      type: bool
+      returned: always
+    remap_root:
+      description: 'Host uid and gid container root maps to, with userns-remap.'
+      type: list
+      elements: int
+      returned: always
+    sweepable:
+      description: 'Whether a sweep runs on this engine at all.'
+      type: bool
+      returned: always
+    reason:
+      description: 'What the sweep does differently here, or why it does not run.'
+      type: str
+      returned: always
 roots:
   description: The host-derived roots (C(path), C(realpath), C(source)).
   returned: always
@@ -65,21 +86,48 @@ containers:
   type: list
   elements: dict
   contains:
-    id: {description: Short container id., type: str, returned: always}
-    name: {description: Container name., type: str, returned: always}
-    status: {description: Container state., type: str, returned: always}
-    hermes: {description: Whether it carries the C(hermes-agent=1) label (informational; never widens scope)., type: bool, returned: always}
+    id:
+      description: 'Short container id.'
+      type: str
+      returned: always
+    name:
+      description: 'Container name.'
+      type: str
+      returned: always
+    status:
+      description: 'Container state.'
+      type: str
+      returned: always
+    hermes:
+      description: 'Whether it carries the C(hermes-agent=1) label (informational; never widens scope).'
+      type: bool
+      returned: always
     mounts:
       description: One decision per mount.
       type: list
       elements: dict
       returned: always
       contains:
-        source: {description: The mount's source as the engine reports it., type: str, returned: always}
-        realpath: {description: The resolved source (null when it was not resolved)., type: str, returned: always}
-        destination: {description: Where the container sees it., type: str, returned: always}
-        in_scope: {description: Whether a sweep may touch it., type: bool, returned: always}
-        reason: {description: Why., type: str, returned: always}
+        source:
+          description: 'The mount''s source as the engine reports it.'
+          type: str
+          returned: always
+        realpath:
+          description: 'The resolved source (null when it was not resolved).'
+          type: str
+          returned: always
+        destination:
+          description: 'Where the container sees it.'
+          type: str
+          returned: always
+        in_scope:
+          description: 'Whether a sweep may touch it.'
+          type: bool
+          returned: always
+        reason:
+          description: 'Why.'
+          type: str
+          returned: always
 targets:
   description: The distinct in-scope directories (C(realpath), C(root), C(containers)), what a sweep walks.
   returned: always

@@ -73,9 +73,11 @@ attributes:
         the files the ownership and setid steps would change; the capability step is not run.
   diff_mode:
     support: none
+    description: No diff; RV(sandboxes) lists what each step changed.
   platform:
     platforms: posix
     support: full
+    description: Linux hosts with a Docker engine.
 """
 
 EXAMPLES = r"""
@@ -105,10 +107,23 @@ sandboxes:
   type: list
   elements: dict
   contains:
-    path: {description: The target directory (realpath)., type: str, returned: always}
-    owner: {description: The uid and gid ownership was returned to., type: list, elements: int, returned: always}
-    method: {description: native or container., type: str, returned: always}
-    changed: {description: Whether this sandbox changed., type: bool, returned: always}
+    path:
+      description: 'The target directory (realpath).'
+      type: str
+      returned: always
+    owner:
+      description: 'The uid and gid ownership was returned to.'
+      type: list
+      elements: int
+      returned: always
+    method:
+      description: 'native or container.'
+      type: str
+      returned: always
+    changed:
+      description: 'Whether this sandbox changed.'
+      type: bool
+      returned: always
     steps:
       description: C(chown), C(setid), C(caps) in that order, each with C(complete), C(changed), C(ran), C(error) and its C(report).
       type: list
@@ -198,10 +213,11 @@ def main():
     warnings = result.pop("warnings")
     for warning in warnings:  # Ansible returns these as the result's warnings list
         module.warn(warning)
+    result["changed"] = changed
     if warnings and p["fail_on_warnings"]:
         module.fail_json(msg="%d sandbox(es) not swept completely: %s" % (len(warnings), "; ".join(warnings)),
-                         changed=changed, **result)
-    module.exit_json(changed=changed, **result)
+                         **result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

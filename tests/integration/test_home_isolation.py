@@ -75,7 +75,7 @@ class FakeUserBus:
         while not self.stop.is_set():
             for sock in self.sockets:
                 try:
-                    conn, _ = sock.accept()
+                    conn = sock.accept()[0]
                 except (socket.timeout, OSError):
                     continue
                 self.connections += 1

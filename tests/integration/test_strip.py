@@ -382,7 +382,7 @@ def test_tree_1000_deep_with_a_path_longer_than_path_max(tree, fork):
     name = "d" * 200
     depth = 1000
     try:
-        for _ in range(depth):
+        for _level in range(depth):
             os.mkdir(name, dir_fd=fd)
             nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
@@ -404,7 +404,7 @@ def test_wide_and_deep_tree_does_not_run_out_of_descriptors(tree):
     """Every level has two subdirectories, so each ancestor has a pending sibling."""
     fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for _ in range(600):
+        for _level in range(600):
             os.mkdir("z-side", dir_fd=fd)
             os.mkdir("a", dir_fd=fd)
             nfd = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
@@ -516,8 +516,8 @@ def test_two_walkers_strip_everything_and_merge_the_listing_cap(wide_tree):
         assert mode_of(path) == 0o755 and not has_caps(path)
 
 
-def test_two_walkers_prune_mounts_and_report_errors(wide_tree, tmp_path):
-    tree, _ = wide_tree
+def test_two_walkers_prune_mounts_and_report_errors(wide_tree):
+    tree = wide_tree[0]
     inner = tree / "pkg150" / "mnt"
     inner.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "sgtest2", inner], check=True)
@@ -535,6 +535,6 @@ def test_two_walkers_prune_mounts_and_report_errors(wide_tree, tmp_path):
 
 
 def test_two_walkers_honour_the_budget(wide_tree):
-    tree, _ = wide_tree
+    tree = wide_tree[0]
     report = strip.scan([str(tree)], workers=2, budget=0.001)
     assert report["complete"] is False

@@ -14,7 +14,7 @@ ENV = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python", "src"))
 
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "sandboxguard_cli", *args], capture_output=True, text=True,
-                          env=ENV, timeout=60)
+                          env=ENV, timeout=60, check=False)
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ def test_progress_goes_to_stderr_only_on_a_terminal(tmp_path):
     try:
         proc = subprocess.run([sys.executable, "-m", "sandboxguard_cli", "scan", "--budget", "0",
                                "--progress-interval", "0.001", str(root)],
-                              stdout=subprocess.PIPE, stderr=follower, env=ENV, timeout=120)
+                              stdout=subprocess.PIPE, stderr=follower, env=ENV, timeout=120, check=False)
         os.close(follower)
         follower = None
         chunks = []

@@ -38,7 +38,7 @@ def home(tmp_path):
 
 def cli(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "sandboxguard_cli", *args], capture_output=True, text=True,
-                          env=ENV, timeout=timeout)
+                          env=ENV, timeout=timeout, check=False)
 
 
 def test_sweep_cli_finds_a_profile_sandbox_and_fixes_it(client, home):

@@ -21,7 +21,7 @@ def run_module(module, args, *flags):
                ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
     proc = subprocess.run([os.path.join(TOP, ".venv", "bin", "ansible"), "localhost", "-m",
                            "sandboxguard.boundary." + module, "-a", json.dumps(args), *flags],
-                          capture_output=True, text=True, env=env, timeout=180)
+                          capture_output=True, text=True, env=env, timeout=180, check=False)
     return json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 

@@ -224,7 +224,7 @@ def test_edit_without_change_says_so(tmp_path):
 
 
 def test_edit_reports_a_failing_editor(tmp_path):
-    status, _, err = run(tmp_path, "-e", env={"VISUAL": "", "EDITOR": "false", "TMPDIR": str(tmp_path)})
+    status, _out, err = run(tmp_path, "-e", env={"VISUAL": "", "EDITOR": "false", "TMPDIR": str(tmp_path)})
     assert status == 1
     assert err.endswith('crontab: "false" exited with status 1\n')
 

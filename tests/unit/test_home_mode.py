@@ -220,7 +220,7 @@ def test_eval_isolation_installs_the_crontab_shim_first_on_path():
     with tempfile.TemporaryDirectory() as top:
         environ = {"HOME": REAL, "PATH": "/usr/bin"}
         with hm.eval_isolation(top, environ=environ) as layout:
-            first = environ["PATH"].split(os.pathsep)[0]
+            first = environ["PATH"].split(os.pathsep, maxsplit=1)[0]
             assert first == layout["bin"]
             assert os.access(os.path.join(first, "crontab"), os.X_OK)
 

@@ -25,7 +25,7 @@ def realpath(path):
     out = ""
     for part in parts[1:]:
         out = out + "/" + part
-        for _ in range(10):
+        for _hop in range(10):
             if out in LINKS:
                 target = LINKS[out]
                 out = target if target.startswith("/") else out.rsplit("/", 1)[0] + "/" + target
@@ -115,7 +115,7 @@ def test_a_source_that_is_not_a_directory_is_skipped_with_that_reason(roots):
 def test_task_dirs_no_container_mounts_become_targets(roots):
     inspect = {"Id": "c" * 12, "Mounts": [bind("/data/sb/docker/t1/workspace")]}
     task_dirs = [("/data/sb/docker/t1/workspace", "/data/sb/docker"), ("/data/sb/docker/gone/home", "/data/sb/docker")]
-    _, targets = sandboxes.scope_containers([inspect], roots, realpath, exists, task_dirs)
+    targets = sandboxes.scope_containers([inspect], roots, realpath, exists, task_dirs)[1]
     assert [(t["realpath"], t["containers"]) for t in targets] == [
         ("/data/sb/docker/gone/home", []), ("/data/sb/docker/t1/workspace", ["cccccccccccc"])]
 
@@ -134,8 +134,8 @@ def test_the_root_itself_is_not_a_target(roots):
 def test_labels_claiming_another_root_add_nothing(roots):
     inspect = {
         "Id": "abc123def4567890", "Name": "/hermes-t1",
-        "Config": {"Image": "img", "Labels": {"hermes-agent": "1", "hermes-task-id": "t1",
-                                               "hermes-profile": "/srv/other", "sandbox-root": "/srv"}},
+        "Config": {"Image": "img", "Labels": {
+            "hermes-agent": "1", "hermes-task-id": "t1", "hermes-profile": "/srv/other", "sandbox-root": "/srv"}},
         "State": {"Status": "running"},
         "Mounts": [bind("/srv/other", "/data")],
     }
@@ -163,7 +163,7 @@ def test_two_profiles_sharing_one_container_give_two_targets(roots):
 
 def test_nested_targets_fold_into_their_parent(roots):
     mounts = [bind("/data/sb/docker/t1/workspace"), bind("/data/sb/docker/t1/workspace/sub")]
-    _, targets = sandboxes.scope_containers([{"Id": "x" * 12, "Mounts": mounts}], roots, realpath, exists)
+    targets = sandboxes.scope_containers([{"Id": "x" * 12, "Mounts": mounts}], roots, realpath, exists)[1]
     assert [t["realpath"] for t in targets] == ["/data/sb/docker/t1/workspace"]
 
 
@@ -181,8 +181,8 @@ def test_engine_facts_plain_linux():
 
 
 def test_engine_facts_rootless():
-    facts = sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": ["name=seccomp,profile=default",
-                                                                          "name=rootless", "name=cgroupns"]})
+    options = ["name=seccomp,profile=default", "name=rootless", "name=cgroupns"]
+    facts = sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": options})
     assert facts["rootless"] and facts["sweepable"] and "no ownership" in facts["reason"]
     assert sandboxes.chown_from_uids(facts) == ()
 

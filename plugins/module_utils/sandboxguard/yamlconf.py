@@ -187,8 +187,8 @@ def set_nested(text, parent, key, value):
     Raises :class:`YamlEditError` for shapes it refuses (see the module docstring).
     *value* must be a plain YAML word (letters, digits, ``_``, ``-``, ``.``, ``/``).
     """
-    if not re.match(r"^[A-Za-z0-9_./-]+$", value) or value.lower() in ("true", "false", "yes", "no", "on", "off",
-                                                                        "null", "~"):
+    reserved = ("true", "false", "yes", "no", "on", "off", "null", "~")
+    if not re.match(r"^[A-Za-z0-9_./-]+$", value) or value.lower() in reserved:
         raise ValueError("refusing to write %r as a plain YAML scalar" % value)
     lines, bom, newline, trailing = _split(text or "")
     found = _locate(lines, parent, key)

@@ -51,7 +51,14 @@ def inspect_containers(client, names=None, include_stopped=True):
             except Exception as exc:
                 raise EngineError("container %s: %s" % (name, exc)) from None
         return docs
-    return [client.api.inspect_container(c["Id"]) for c in client.api.containers(all=include_stopped)]
+    docs = []
+    for summary in client.api.containers(all=include_stopped):
+        try:
+            docs.append(client.api.inspect_container(summary["Id"]))
+        except Exception as exc:  # removed between the listing and the inspect: nothing left to scope
+            if getattr(getattr(exc, "response", None), "status_code", None) != 404:
+                raise
+    return docs
 
 
 def run_disposable(client, image, script, args, binds, timeout, user="0:0"):

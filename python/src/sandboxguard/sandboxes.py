@@ -202,7 +202,7 @@ def engine_facts(info):
         # With userns-remap the engine's root dir gets a "<uid>.<gid>" suffix naming the
         # host ids container root maps to (dockerd(8), --userns-remap).
         tail = posixpath.basename((info.get("DockerRootDir") or "").rstrip("/"))
-        uid, _, gid = tail.partition(".")
+        uid, gid = tail.partition(".")[::2]
         if uid.isdigit() and gid.isdigit():
             remap_root = (int(uid), int(gid))
     facts = {"os": ostype, "rootless": rootless, "userns_remap": remap, "remap_root": remap_root,

@@ -600,8 +600,7 @@ def _read_json(pid, read_fd, limit):
     try:
         while True:
             timeout = None if limit is None else max(0.0, limit - time.monotonic())
-            ready, _, _ = select.select([read_fd], [], [], timeout)
-            if not ready:
+            if not select.select([read_fd], [], [], timeout)[0]:
                 os.kill(pid, signal.SIGKILL)
                 killed = True
                 break

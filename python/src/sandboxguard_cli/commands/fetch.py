@@ -84,8 +84,8 @@ def _print_human(report):
         if report["remote_mode"] and int(report["remote_mode"], 8) & 0o6000:
             print("  note: the sandbox copy was %s; setuid/setgid were not carried" % report["remote_mode"])
     else:
-        print("refused %s (%s, %s): %s" % (report["src"], report["stage"], report["refused_code"],
-                                          report["refused"]))
+        print("refused %s (%s, %s): %s" % (
+            report["src"], report["stage"], report["refused_code"], report["refused"]))
     print("  %d bytes received from the sandbox in %.2fs" % (report["bytes_received"], report["elapsed"]))
 
 

@@ -22,7 +22,7 @@ def _budget(text):
 
 def _owner(text):
     try:
-        uid, _, gid = text.partition(":")
+        uid, gid = text.partition(":")[::2]
         return int(uid), int(gid) if gid else -1
     except ValueError:
         raise UsageError("--chown-to %r: give numeric UID:GID, e.g. 1000:1000" % text) from None

@@ -110,8 +110,8 @@ def print_human(result, out):
     for container in result["containers"]:
         for mount in container["mounts"]:
             mark = "IN " if mount["in_scope"] else "out"
-            out.write("%s %s %s -> %s: %s\n" % (mark, container["name"] or container["id"], mount["source"],
-                                               mount["destination"], mount["reason"]))
+            out.write("%s %s %s -> %s: %s\n" % (
+                mark, container["name"] or container["id"], mount["source"], mount["destination"], mount["reason"]))
     for sandbox in result["sandboxes"]:
         parts = []
         for step in sandbox["steps"]:
