@@ -100,3 +100,30 @@ def test_a_task_dir_left_by_a_removed_container_is_swept_without_a_container(cli
     assert [(s["path"], s["containers"]) for s in swept] == [(str(ws), [])]
     st = os.lstat(ws / "suid")
     assert stat.S_IMODE(st.st_mode) == 0o755 and st.st_uid == 1000
+
+
+def test_watcher_with_the_container_method_ignores_its_own_strip_containers(client, home):
+    hermes, ws = home
+    watcher = subprocess.Popen([sys.executable, "-m", "sandboxguard_cli", "watch", "--hermes-home", str(hermes),
+                                "--method", "container", "--image", IMAGE],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(ln)) for ln in watcher.stdout], daemon=True).start()
+    try:
+        assert lines.get(timeout=60)["event"] == "watching"
+        container = client.containers.run(IMAGE, ["sh", "-c", DROP + " && sleep 1"], detach=True,
+                                          network_mode="none", auto_remove=True,
+                                          volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+        seen = [lines.get(timeout=60)]
+        deadline = time.monotonic() + 8  # the strip containers die meanwhile; none may start a sweep
+        while time.monotonic() < deadline:
+            try:
+                seen.append(lines.get(timeout=max(0.1, deadline - time.monotonic())))
+            except queue.Empty:
+                break
+        assert [(e["event"], e["id"]) for e in seen] == [("die", container.id[:12])]
+        assert seen[0]["swept"] == [str(ws)] and seen[0]["warnings"] == []
+        assert stat.S_IMODE(os.lstat(ws / "suid").st_mode) == 0o755
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)

@@ -146,6 +146,11 @@ def run_watch(args):
     try:
         for event in client.events(decode=True, since=since, filters={"type": "container"}):
             action, cid = event.get("Action") or event.get("status"), event.get("id")
+            attributes = (event.get("Actor") or {}).get("Attributes") or {}
+            if attributes.get("sandboxguard") == "sweep":
+                # our own disposable strip containers (method container): sweeping when they
+                # die would start more of them, for ever
+                continue
             if action == "start":
                 try:
                     known[cid] = client.api.inspect_container(cid)
