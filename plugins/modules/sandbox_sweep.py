@@ -152,34 +152,14 @@ containers:
   elements: dict
 """
 
-import grp
-import pwd
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
     split_list,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
-
-
-def resolve_owner(module, owner, group):
-    if owner is None:
-        return None
-    try:
-        entry = pwd.getpwuid(int(owner)) if owner.isdigit() else pwd.getpwnam(owner)
-        uid, gid = entry.pw_uid, entry.pw_gid
-    except KeyError:
-        if not owner.isdigit() or group is None:
-            module.fail_json(msg="owner %r: no such user on this host (give a uid and a group)" % owner)
-        uid, gid = int(owner), None
-    if group is not None:
-        try:
-            gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
-        except KeyError:
-            module.fail_json(msg="group %r: no such group on this host" % group)
-    return uid, gid
 
 
 def main():

@@ -174,33 +174,12 @@ elapsed:
   type: float
 """
 
-import grp
-import pwd
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.walk_module import (
     WALK_ARGUMENT_SPEC,
     run_walk_module,
 )
-
-
-def resolve_owner(module, owner, group):
-    """(uid, gid) for owner/group given as names or numbers."""
-    try:
-        entry = pwd.getpwuid(int(owner)) if owner.isdigit() else pwd.getpwnam(owner)
-        uid, gid = entry.pw_uid, entry.pw_gid
-    except KeyError:
-        if not owner.isdigit():
-            module.fail_json(msg="owner %r: no such user on this host" % owner)
-        uid, gid = int(owner), -1
-    if group is not None:
-        try:
-            gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
-        except KeyError:
-            module.fail_json(msg="group %r: no such group on this host" % group)
-    if gid == -1:
-        module.fail_json(msg="owner %s has no passwd entry: give group too" % owner)
-    return uid, gid
 
 
 def main():
