@@ -492,7 +492,7 @@ class _Walk:
                     entry["actions"].remove("caps")
             if not entry["actions"]:
                 return
-            self.count_finding(entry, has_setid, has_caps, needs_chown)
+            self.count_finding(has_setid, has_caps, needs_chown)
             if self.dry_run or skip:
                 mode_after = fst.st_mode
                 if not skip:
@@ -536,7 +536,7 @@ class _Walk:
         finally:
             os.close(fd)
 
-    def count_finding(self, entry, has_setid, has_caps, needs_chown):
+    def count_finding(self, has_setid, has_caps, needs_chown):
         if has_setid:
             self.counts["setid"] += 1
         if has_caps:

@@ -95,28 +95,29 @@ def _step_result(name, budget):
             "error": None, "report": None}
 
 
+_NO_OWNERSHIP = "no ownership to return (owner %s, from %s)"
+
+
+def _returns_ownership(owner, chown_from):
+    """Ownership return runs only with uids to take from and an owner that is not one of them
+    (an agent running as root gets nothing back, as in the seeds)."""
+    return bool(chown_from) and owner is not None and owner[0] not in chown_from
+
+
 def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=stripmod.DEFAULT_MAX_LISTED,
                  steps=STEPS):
     """The three steps on the host, each its own walk with its own budget."""
     results = []
     for name in steps:
         result = _step_result(name, budget)
+        if name == "chown" and not _returns_ownership(owner, chown_from):
+            result.update(ran=False, skipped=_NO_OWNERSHIP % (owner[0] if owner else None, list(chown_from)))
+            results.append(result)
+            continue
+        ownership = {"chown_to": owner, "chown_from": chown_from} if name == "chown" else {}
         try:
-            if name == "chown":
-                if not chown_from or owner is None or owner[0] in chown_from:
-                    result.update(ran=False, error=None,
-                                  skipped="no ownership to return (owner %s, from %s)" % (
-                                      owner[0] if owner else None, list(chown_from)))
-                    results.append(result)
-                    continue
-                report = stripmod.run([target], actions=["chown"], chown_to=owner, chown_from=chown_from,
-                                      dry_run=dry_run, budget=budget, max_listed=max_listed)
-            elif name == "setid":
-                report = stripmod.run([target], actions=["setid"], dry_run=dry_run, budget=budget,
-                                      max_listed=max_listed)
-            else:
-                report = stripmod.run([target], actions=["caps"], dry_run=dry_run, budget=budget,
-                                      max_listed=max_listed)
+            report = stripmod.run([target], actions=[name], dry_run=dry_run, budget=budget, max_listed=max_listed,
+                                  **ownership)
         except Exception as exc:  # a refused root, a vanished target: reported, the next step still runs
             result.update(ran=False, complete=False, error="%s: %s" % (type(exc).__name__, exc))
             results.append(result)
@@ -137,8 +138,8 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
     for name in steps:
         result = _step_result(name, budget)
         if name == "chown":
-            if not chown_from or owner is None or owner[0] in chown_from:
-                result.update(ran=False, skipped="no ownership to return")
+            if not _returns_ownership(owner, chown_from):
+                result.update(ran=False, skipped=_NO_OWNERSHIP % (owner[0] if owner else None, list(chown_from)))
                 results.append(result)
                 continue
             script = SCRIPT_CHOWN_DRY if dry_run else SCRIPT_CHOWN
@@ -229,7 +230,6 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         try:
             entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
         except OSError as exc:
-            entry["owner"] = None
             result["warnings"].append("sandbox %s: cannot read the owner of its sandbox directory (%s); "
                                       "ownership is not returned" % (path, exc.strerror))
         own = tuple(entry["owner"]) if entry["owner"] else None
