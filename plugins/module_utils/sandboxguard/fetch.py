@@ -50,6 +50,8 @@ import stat
 import time
 import unicodedata
 
+from .report import mode_text
+
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 DEFAULT_OPEN_TIMEOUT_S = 5
 
@@ -563,7 +565,7 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         return _refuse(report, "read", "protocol", "malformed sandbox output: %s" % exc, started)
     report["noise_lines"] += parsed["noise"]
     if parsed["stat"]:
-        report["remote_mode"] = "%05o" % stat.S_IMODE(parsed["mode"])
+        report["remote_mode"] = mode_text(parsed["mode"])
     if parsed["refuse_code"]:
         return _refuse(report, "read", parsed["refuse_code"], "%s: %s" % (resolved, parsed["refuse_reason"]), started)
     if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
@@ -594,6 +596,6 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
     dest, mode, changed = land_file(data, dest_dir, target_name, private=private, executable=executable,
                                     overwrite=overwrite, dry_run=dry_run)
     report.update(dest=dest, fetched=not dry_run, changed=changed, size=len(data),
-                  sha256=hashlib.sha256(data).hexdigest(), mode="%04o" % mode, stage="done",
+                  sha256=hashlib.sha256(data).hexdigest(), mode=mode_text(mode), stage="done",
                   elapsed=round(time.monotonic() - started, 3))
     return report

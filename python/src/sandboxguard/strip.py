@@ -46,6 +46,9 @@ import time
 
 from . import caps as capsmod
 from .mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
+from .report import error_text as _error_text
+from .report import mode_text as _mode_text
+from .report import new_report as _envelope
 from .roots import RootRefused, check_root
 
 DEFAULT_BUDGET_S = 10.0
@@ -96,34 +99,12 @@ class _Dir:
         return "/".join([root_path.rstrip("/") or "", *names[::-1]]) or "/"
 
 
-def _mode_text(mode):
-    return "0%o" % stat.S_IMODE(mode) if stat.S_IMODE(mode) < 0o1000 else "%05o" % stat.S_IMODE(mode)
-
-
-def _error_text(exc):
-    code = errno.errorcode.get(exc.errno, "E?") if getattr(exc, "errno", None) else type(exc).__name__
-    text = "%s: %s" % (code, exc.strerror or exc)
-    if exc.errno == errno.EPERM:
-        text += " (immutable or append-only? check lsattr; or not root)"
-    return text
-
-
 def new_report(roots, dry_run):
-    """An empty report in the shared shape (see ARCHITECTURE.md)."""
-    return {
-        "roots": list(roots),
-        "changed": False,
-        "dry_run": bool(dry_run),
-        "complete": True,
-        "files": [],
-        "counts": {
-            "dirs": 0, "files": 0, "setid": 0, "caps": 0, "chown": 0,
-            "hardlinks": 0, "special": 0, "symlinks": 0, "skipped": 0, "errors": 0, "unlisted": 0,
-        },
-        "pruned_mounts": [],
-        "errors": [],
-        "elapsed": 0.0,
-    }
+    """An empty report in the shared envelope (report.new_report) with strip's keys."""
+    return _envelope(roots, dry_run=bool(dry_run), files=[], pruned_mounts=[], counts={
+        "dirs": 0, "files": 0, "setid": 0, "caps": 0, "chown": 0,
+        "hardlinks": 0, "special": 0, "symlinks": 0, "skipped": 0, "errors": 0, "unlisted": 0,
+    })
 
 
 class _Walk:

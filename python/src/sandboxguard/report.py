@@ -1,0 +1,143 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The one report envelope every operation returns (see docs/architecture.md).
+
+Every library operation (strip, sweep, fetch, home_mode, crontab, leaks, ...) builds its
+result from :func:`new_report`, so the CLI's ``--json``, a module's registered result and a
+role's aggregation read the same names::
+
+    {"roots": [str], "changed": bool, "complete": bool,
+     "errors": [{"path": str, "op": str, "error": str}], "warnings": [str],
+     "counts": {name: int}, "elapsed": float, ...operation-specific keys}
+
+- ``roots``: what the operation was asked to look at, as strings (``os.fsdecode``).
+- ``changed``: something changed, or, in a dry run (check mode), something *would* change;
+  the same rule as Ansible's check mode, for every operation and every sweep method.
+- ``complete``: False when a budget ran out or a step could not run: the result is partial.
+- ``errors``: per-path failures, always ``{path, op, error}``; ``counts["errors"]`` counts
+  them all even when the list is capped.
+- ``warnings``: one line each, naming the path and what to do.
+- ``elapsed``: seconds, rounded to milliseconds.
+
+Pure functions over plain dicts: no I/O, standard library only.
+"""
+import errno
+import os
+import stat
+import time
+
+ENVELOPE_KEYS = ("roots", "changed", "complete", "errors", "warnings", "counts", "elapsed")
+
+
+def _text(path):
+    if isinstance(path, bytes):
+        return os.fsdecode(path)
+    return str(path)
+
+
+def new_report(roots, **extra):
+    """An empty envelope for ``roots`` (one path or a list of paths, str or bytes).
+
+    ``extra`` adds operation-specific keys or overrides a default (``counts={...}``).
+    """
+    if isinstance(roots, (str, bytes, os.PathLike)):
+        roots = [roots]
+    report = {"roots": [_text(os.fspath(r)) for r in (roots or ())], "changed": False, "complete": True,
+              "errors": [], "warnings": [], "counts": {}, "elapsed": 0.0}
+    report.update(extra)
+    return report
+
+
+def error_text(error):
+    """One line for an error: a str as it is; an OSError as ``ENOENT: No such file...``.
+
+    EPERM adds the usual cause, because root gets it on immutable or append-only files.
+    """
+    if isinstance(error, str):
+        return error
+    code = getattr(error, "errno", None)
+    if isinstance(error, OSError) and code:
+        text = "%s: %s" % (errno.errorcode.get(code, "E%d" % code), error.strerror or error)
+        if code == errno.EPERM:
+            text += " (immutable or append-only? check lsattr; or not root)"
+        return text
+    detail = str(error)
+    return "%s: %s" % (type(error).__name__, detail) if detail else type(error).__name__
+
+
+def add_error(report, path, op, error, max_listed=None):
+    """Record one error as ``{path, op, error}``; counted always, listed up to ``max_listed``."""
+    counts = report.setdefault("counts", {})
+    counts["errors"] = counts.get("errors", 0) + 1
+    errors = report.setdefault("errors", [])
+    entry = {"path": _text(path) if path is not None else None, "op": op, "error": error_text(error)}
+    if max_listed is None or len(errors) < max_listed:
+        errors.append(entry)
+    return entry
+
+
+def add_warning(report, text):
+    """Add one warning line (a repeat of the same line is not added twice)."""
+    warnings = report.setdefault("warnings", [])
+    if text not in warnings:
+        warnings.append(text)
+    return text
+
+
+def mode_text(mode):
+    """The permission bits (setid and sticky included) as octal text with a leading zero.
+
+    ``0644``, ``0755``, ``04755``, ``02755``, ``0000``: what ``stat -c %a`` prints with a
+    ``0`` in front, and what chmod(1) and Ansible's ``mode`` accept back. File type bits
+    are dropped, so an ``st_mode`` can be passed as it is.
+    """
+    return "0%03o" % stat.S_IMODE(mode)
+
+
+def finish(report, started):
+    """Set ``elapsed`` from a ``time.monotonic()`` start; return the report."""
+    report["elapsed"] = round(time.monotonic() - started, 3)
+    return report
+
+
+def merge(report, sub, max_listed=None):
+    """Fold ``sub`` into ``report`` (parallel walkers, the steps of a sweep); return ``report``.
+
+    ``changed`` is any, ``complete`` is all, numeric ``counts`` add up, roots are united in
+    order, ``errors``/``warnings`` and every other list both hold are extended. ``files`` and
+    ``errors`` stay within ``max_listed``; files left out add to ``counts["unlisted"]``.
+    ``elapsed`` is left alone: the caller measures its own wall time.
+    """
+    report["changed"] = bool(report.get("changed")) or bool(sub.get("changed"))
+    report["complete"] = bool(report.get("complete", True)) and bool(sub.get("complete", True))
+    for root in sub.get("roots", ()):
+        if root not in report.setdefault("roots", []):
+            report["roots"].append(root)
+    counts = report.setdefault("counts", {})
+    for key, value in sub.get("counts", {}).items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            counts[key] = counts.get(key, 0) + value
+    for key, value in sub.items():
+        if key == "roots" or not isinstance(value, list):
+            continue
+        into = report.setdefault(key, [])
+        if not isinstance(into, list):
+            continue
+        if key == "warnings":
+            for line in value:
+                add_warning(report, line)
+            continue
+        if max_listed is not None and key in ("files", "errors"):
+            room = max(0, max_listed - len(into))
+            into.extend(value[:room])
+            if key == "files" and len(value) > room:
+                counts["unlisted"] = counts.get("unlisted", 0) + len(value) - room
+            continue
+        into.extend(value)
+    return report
+
+
+def has_problems(report):
+    """True when the report is partial or holds errors: what makes a CLI exit 1."""
+    return not report.get("complete", True) or bool(report.get("errors")) or bool(
+        report.get("counts", {}).get("errors"))

@@ -1,0 +1,127 @@
+"""The one report envelope (sandboxguard.report): shape, errors, modes, merge."""
+import errno
+import os
+import stat
+import time
+
+import pytest
+from sandboxguard import fetch, report, strip
+
+
+def test_new_report_has_every_envelope_key_with_empty_values():
+    rep = report.new_report(["/srv/a", "/srv/b"])
+    assert rep == {"roots": ["/srv/a", "/srv/b"], "changed": False, "complete": True, "errors": [],
+                   "warnings": [], "counts": {}, "elapsed": 0.0}
+    assert tuple(rep)[:len(report.ENVELOPE_KEYS)] == report.ENVELOPE_KEYS
+
+
+def test_new_report_roots_are_strings_for_bytes_single_paths_and_pathlike(tmp_path):
+    assert report.new_report(b"/srv/caf\xc3\xa9")["roots"] == ["/srv/caf\u00e9"]
+    assert report.new_report("/srv/one")["roots"] == ["/srv/one"]
+    assert report.new_report(tmp_path)["roots"] == [str(tmp_path)]
+    assert report.new_report([b"/a", "/b", tmp_path])["roots"] == ["/a", "/b", str(tmp_path)]
+    assert report.new_report(None)["roots"] == []
+    # a name that is not UTF-8 survives as its fsdecode form, not as a bytes repr
+    assert report.new_report([b"/srv/\xff"])["roots"] == [os.fsdecode(b"/srv/\xff")]
+
+
+def test_new_report_extra_keys_are_added_and_can_override_defaults():
+    rep = report.new_report(["/x"], files=[], counts={"files": 0}, dry_run=True)
+    assert rep["files"] == [] and rep["counts"] == {"files": 0} and rep["dry_run"] is True
+    # each report gets its own lists
+    other = report.new_report(["/x"])
+    other["errors"].append(1)
+    assert report.new_report(["/x"])["errors"] == []
+
+
+@pytest.mark.parametrize("mode, text", [
+    (0o644, "0644"), (0o755, "0755"), (0o4755, "04755"), (0o2755, "02755"), (0o6755, "06755"),
+    (0o1777, "01777"), (0o7777, "07777"), (0o600, "0600"), (0o7, "0007"), (0, "0000"),
+    (stat.S_IFREG | 0o644, "0644"), (stat.S_IFDIR | 0o4755, "04755"),
+])
+def test_mode_text_is_octal_with_one_leading_zero_and_no_type_bits(mode, text):
+    assert report.mode_text(mode) == text
+    assert int(text, 8) == stat.S_IMODE(mode)
+
+
+def test_strip_and_fetch_print_modes_the_same_way():
+    assert strip._mode_text is report.mode_text
+    assert fetch.mode_text is report.mode_text
+
+
+@pytest.mark.parametrize("error, text", [
+    ("vanished during the walk", "vanished during the walk"),
+    (OSError(errno.ENOENT, "No such file or directory"), "ENOENT: No such file or directory"),
+    (PermissionError(errno.EACCES, "Permission denied"), "EACCES: Permission denied"),
+    (OSError(errno.EPERM, "Operation not permitted"),
+     "EPERM: Operation not permitted (immutable or append-only? check lsattr; or not root)"),
+    (ValueError("bad owner 'x:'"), "ValueError: bad owner 'x:'"),
+    (OSError("no errno here"), "OSError: no errno here"),
+    (TimeoutError(), "TimeoutError"),
+])
+def test_error_text_is_one_line_for_strings_oserrors_and_other_exceptions(error, text):
+    assert report.error_text(error) == text
+
+
+def test_add_error_records_path_op_error_and_counts_beyond_the_listed_cap():
+    rep = report.new_report(["/r"])
+    for i in range(5):
+        report.add_error(rep, b"/r/f%d" % i, "chmod", OSError(errno.EROFS, "Read-only file system"), max_listed=2)
+    assert rep["errors"] == [{"path": "/r/f0", "op": "chmod", "error": "EROFS: Read-only file system"},
+                             {"path": "/r/f1", "op": "chmod", "error": "EROFS: Read-only file system"}]
+    assert rep["counts"]["errors"] == 5
+    assert report.has_problems(rep)
+
+
+def test_add_warning_adds_each_line_once():
+    rep = report.new_report([])
+    report.add_warning(rep, "sandbox /s: skipped")
+    report.add_warning(rep, "sandbox /s: skipped")
+    report.add_warning(rep, "sandbox /t: skipped")
+    assert rep["warnings"] == ["sandbox /s: skipped", "sandbox /t: skipped"]
+    assert not report.has_problems(rep)  # a warning alone is not a failure
+
+
+def test_finish_sets_elapsed_in_milliseconds():
+    rep = report.finish(report.new_report([]), time.monotonic() - 1.23456)
+    assert 1.234 <= rep["elapsed"] < 2 and round(rep["elapsed"], 3) == rep["elapsed"]
+
+
+def test_merge_changed_is_any_complete_is_all_counts_add_and_lists_extend():
+    into = report.new_report(["/a"], files=[{"path": "/a/1"}], counts={"files": 1, "errors": 0})
+    sub = report.new_report(["/a", "/b"], files=[{"path": "/b/1"}], counts={"files": 2, "errors": 1, "dirs": 3})
+    sub.update(changed=True, complete=False)
+    report.add_warning(into, "w1")
+    report.add_warning(sub, "w1")
+    report.add_warning(sub, "w2")
+    sub["errors"].append({"path": "/b/x", "op": "open", "error": "ENOENT: gone"})
+    report.merge(into, sub)
+    assert into["changed"] is True and into["complete"] is False
+    assert into["roots"] == ["/a", "/b"]
+    assert into["counts"] == {"files": 3, "errors": 1, "dirs": 3}
+    assert into["files"] == [{"path": "/a/1"}, {"path": "/b/1"}]
+    assert into["warnings"] == ["w1", "w2"]
+    assert into["errors"] == [{"path": "/b/x", "op": "open", "error": "ENOENT: gone"}]
+
+
+def test_merge_unchanged_complete_stays_so_and_elapsed_is_the_callers():
+    into = report.new_report(["/a"], elapsed=0.5)
+    report.merge(into, report.new_report(["/a"], elapsed=9.0))
+    assert into["changed"] is False and into["complete"] is True and into["elapsed"] == 0.5
+
+
+def test_merge_caps_files_and_errors_and_counts_the_unlisted_files():
+    into = report.new_report(["/a"], files=[1, 2], counts={"unlisted": 0})
+    sub = report.new_report(["/a"], files=[3, 4, 5], errors=[{"path": "/a", "op": "x", "error": "y"}] * 3)
+    report.merge(into, sub, max_listed=3)
+    assert into["files"] == [1, 2, 3] and into["counts"]["unlisted"] == 2
+    assert len(into["errors"]) == 3
+    report.merge(into, sub, max_listed=3)
+    assert len(into["errors"]) == 3 and into["counts"]["unlisted"] == 5
+
+
+def test_strip_reports_are_built_from_the_envelope():
+    rep = strip.new_report([b"/srv/x"], dry_run=True)
+    for key in report.ENVELOPE_KEYS:
+        assert key in rep
+    assert rep["roots"] == ["/srv/x"] and rep["warnings"] == [] and rep["counts"]["errors"] == 0
