@@ -36,6 +36,7 @@ caller (an agent harness) it runs in-process and resolves names through
 import collections
 import errno
 import json
+import math
 import os
 import select
 import signal
@@ -107,32 +108,285 @@ def new_report(roots, dry_run):
     })
 
 
+_UID_MAX = (1 << 32) - 2  # (uid_t)-1 means "leave unchanged" to chown(2)
+
+OPTION_DEFAULTS = {
+    "actions": ("setid", "caps"), "dry_run": False, "budget": DEFAULT_BUDGET_S, "chown_to": None,
+    "chown_from": (0,), "caps_method": "xattr", "hardlinks": "strip", "one_file_system": True,
+    "prune_mounts": True, "max_listed": DEFAULT_MAX_LISTED, "progress": None,
+    "progress_interval": PROGRESS_INTERVAL_S, "fork": None, "allow_files": True, "setuid": True,
+    "setgid": True, "workers": None,
+}
+
+
+class StripOptions:
+    """The one parameters object of a strip: which actions, how to walk, what to report.
+
+    Keyword names and defaults: OPTION_DEFAULTS (run()'s keywords). Built once per call
+    and validated here, so a bad value fails with ValueError naming the option before
+    anything is opened.
+    Derived, read-only: ``setid_mask``, ``do_setid``, ``do_caps``, ``do_chown``,
+    ``skip_hardlinks``.
+    """
+
+    def __init__(self, **kwargs):
+        unknown = sorted(set(kwargs) - set(OPTION_DEFAULTS))
+        if unknown:
+            raise TypeError("unknown strip option(s): %s" % ", ".join(unknown))
+        values = dict(OPTION_DEFAULTS, **kwargs)
+        for key, value in values.items():
+            setattr(self, key, value)
+        self._validate()
+
+    def _validate(self):
+        self.actions = tuple(self.actions)
+        unknown = [a for a in self.actions if a not in ACTIONS]
+        if unknown:
+            raise ValueError("unknown action(s) %s; choose from %s" % (", ".join(unknown), ", ".join(ACTIONS)))
+        if self.caps_method not in CAPS_METHODS:
+            raise ValueError("caps_method must be one of %s, not %r" % (", ".join(CAPS_METHODS), self.caps_method))
+        if self.hardlinks not in HARDLINK_POLICIES:
+            raise ValueError("hardlinks must be one of %s, not %r" % (", ".join(HARDLINK_POLICIES), self.hardlinks))
+        self.budget = _seconds("budget", self.budget, allow_zero=True)
+        self.progress_interval = _seconds("progress_interval", self.progress_interval, allow_zero=True)
+        if isinstance(self.max_listed, bool) or not isinstance(self.max_listed, int) or self.max_listed < 0:
+            raise ValueError("max_listed must be a whole number 0 or more, not %r" % (self.max_listed,))
+        if "chown" in self.actions:
+            if self.chown_to is None:
+                raise ValueError("the chown action needs chown_to=(uid, gid)")
+            self.chown_to = check_owner(self.chown_to)
+        self.chown_from = frozenset(self.chown_from)
+        if self.workers is not None:
+            self.workers = max(1, int(self.workers))
+        self.setid_mask = (stat.S_ISUID if self.setuid else 0) | (stat.S_ISGID if self.setgid else 0)
+        self.do_setid = "setid" in self.actions and bool(self.setid_mask)
+        self.do_caps = "caps" in self.actions
+        self.do_chown = "chown" in self.actions
+        self.skip_hardlinks = self.hardlinks == "skip"
+
+
+def _seconds(name, value, allow_zero):
+    """A finite number of seconds (None: 0 where 0 means no limit); ValueError names `name`."""
+    if value is None and allow_zero:
+        return 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        least = "0 or more" if allow_zero else "more than 0"
+        raise ValueError("%s must be a finite number of seconds, %s; not %r" % (name, least, value))
+    return number
+
+
+def check_owner(chown_to):
+    """(uid, gid) as ints a chown(2) can take (gid -1: keep the group); ValueError otherwise."""
+    try:
+        uid, gid = chown_to
+        if isinstance(uid, bool) or isinstance(gid, bool):
+            raise TypeError
+        uid, gid = int(uid), int(gid)
+    except (TypeError, ValueError):
+        raise ValueError("chown_to must be (uid, gid) numbers, not %r" % (chown_to,)) from None
+    if not 0 <= uid <= _UID_MAX:
+        raise ValueError("chown_to uid %d is out of range (0 to %d)" % (uid, _UID_MAX))
+    if not (gid == -1 or 0 <= gid <= _UID_MAX):
+        raise ValueError("chown_to gid %d is out of range (0 to %d, or -1 to keep the group)" % (gid, _UID_MAX))
+    return uid, gid
+
+
+def options_from(options=None, **kwargs):
+    """A StripOptions from a StripOptions, a dict of run()'s keywords, or keywords."""
+    if isinstance(options, StripOptions):
+        if kwargs:
+            raise TypeError("give a StripOptions or keywords, not both")
+        return options
+    return StripOptions(**dict(options or {}, **kwargs))
+
+
+# -- the file actions: each takes a proven handle (an O_PATH fd of the very inode the
+# scan saw) and acts through /proc/self/fd/N, so nothing is opened for I/O and a name
+# swapped for a symlink after the check is never followed.
+
+def _new_entry(path, st, kind="file"):
+    return {"path": path, "type": kind, "mode_before": _mode_text(st.st_mode), "mode_after": _mode_text(st.st_mode),
+            "caps_before": None, "uid": st.st_uid, "gid": st.st_gid, "nlink": st.st_nlink, "actions": []}
+
+
+def return_owner(fd, fst, opts, entry):
+    """Give the file to opts.chown_to; the kernel clears setid bits and caps (capabilities(7))."""
+    uid, gid = opts.chown_to
+    os.chown("/proc/self/fd/%d" % fd, uid, gid)
+    entry["uid_after"], entry["gid_after"] = uid, (fst.st_gid if gid == -1 else gid)
+
+
+def clear_caps(fd, opts):
+    """Remove security.capability: the xattr itself, or (method chown) re-chown to the same owner."""
+    handle = "/proc/self/fd/%d" % fd
+    if opts.caps_method == "chown":
+        cur = os.fstat(fd)
+        os.chown(handle, cur.st_uid, cur.st_gid)
+        return
+    try:
+        os.removexattr(handle, CAP_XATTR)
+    except OSError as exc:
+        if exc.errno != errno.ENODATA:  # an ownership return just before may have removed it
+            raise
+
+
+def strip_setid(fd, opts):
+    """Clear the setuid/setgid bits opts asks for, keeping every other bit."""
+    cur = os.fstat(fd)
+    if cur.st_mode & opts.setid_mask:
+        os.chmod("/proc/self/fd/%d" % fd, stat.S_IMODE(cur.st_mode) & ~opts.setid_mask)
+
+
+def _caps_text(fd, cap_bits):
+    """getcap-style text of the file's capabilities, or None when it carries none."""
+    try:
+        raw = os.getxattr("/proc/self/fd/%d" % fd, CAP_XATTR)
+    except OSError as exc:
+        if exc.errno == errno.ENODATA:
+            return None
+        raise
+    try:
+        return capsmod.describe(raw, cap_bits)
+    except capsmod.CapabilityDecodeError as exc:
+        return "undecodable (%s): %s" % (exc, raw.hex())
+
+
+def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_bits):
+    """Report and (unless dry run or a skipped hard link) fix one regular file.
+
+    ``fd`` is an O_PATH handle whose fstat ``fst`` the caller has proven (regular file,
+    the inode it means). Fills ``entry``; returns (found, changed): found is False when
+    nothing needs doing after all (the caps were gone). OSError from a change is left
+    in entry["error"] (and changed says what had already happened).
+    """
+    caps_text = _caps_text(fd, cap_bits) if has_caps else None
+    has_caps = caps_text is not None
+    entry["caps_before"] = caps_text
+    actions = entry["actions"]
+    if needs_chown:
+        actions.append("chown")
+    if has_setid:
+        actions.extend(bit for flag, bit in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid"))
+                       if fst.st_mode & opts.setid_mask & flag)
+    if has_caps:
+        actions.append("caps")
+    if not actions:
+        return False, False
+    if opts.skip_hardlinks and fst.st_nlink > 1:
+        entry["skipped"] = "hard link (nlink %d): left unchanged by policy hardlinks=skip" % fst.st_nlink
+        return True, False
+    if opts.dry_run:
+        mode_after = fst.st_mode & ~opts.setid_mask if has_setid else fst.st_mode
+        if needs_chown or (has_caps and opts.caps_method == "chown"):
+            mode_after = _mode_after_chown(mode_after)
+        entry["mode_after"] = _mode_text(mode_after)
+        return True, True
+    changed = False
+    try:
+        for wanted, action in ((needs_chown, lambda: return_owner(fd, fst, opts, entry)),
+                               (has_caps, lambda: clear_caps(fd, opts)),
+                               (has_setid, lambda: strip_setid(fd, opts))):
+            if wanted:
+                action()
+                changed = True
+        entry["mode_after"] = _mode_text(os.fstat(fd).st_mode)
+    except OSError as exc:
+        entry["error"] = _error_text(exc)
+    return True, changed
+
+
+def fix_file_at(dir_fd, name, options=None, display_path=None, expected=None):
+    """Fix ONE file named ``name`` in the directory held open as ``dir_fd`` (public API).
+
+    The single-file path of a strip, for callers that hold a directory descriptor they
+    have proven themselves (the real-time guard): ``name`` (str or bytes, one path
+    component) is opened O_PATH|O_NOFOLLOW relative to ``dir_fd``, fstat'ed, and acted
+    on only when it is a regular file (and, when ``expected`` is given, the inode
+    ``(st_dev, st_ino)``); every change goes through /proc/self/fd/N, so a name swapped
+    for a symlink is never followed and nothing is opened for I/O.
+
+    ``options``: a StripOptions, or a dict of run()'s keywords (actions, dry_run,
+    chown_to, chown_from, caps_method, hardlinks, setuid, setgid; walk options are
+    accepted and ignored); None means run()'s defaults (setid and caps).
+    ``display_path``: the path to report (default: ``name``).
+
+    Returns the per-file entry of a strip report (path, type, mode_before, mode_after,
+    caps_before, uid, gid, nlink, actions, and uid_after/gid_after, skipped or error
+    where they apply), or None when there is nothing to do: the name is gone, is not a
+    regular file, or the file carries nothing the options act on. Raises ChangedUnderUs
+    when ``expected`` is given and the name now holds another inode; OSError when the
+    name cannot be opened for another reason than ENOENT; ValueError for bad options.
+    Threads: safe (no fchdir). Touches the system unless options say dry_run.
+    """
+    opts = options_from(options)
+    path = os.fsdecode(name) if display_path is None else os.fsdecode(display_path)
+    try:
+        return _fix_at(dir_fd, name, opts, path, expected, capsmod.kernel_cap_bits())[0]
+    except FileNotFoundError:
+        return None
+
+
+def _fix_at(dir_fd, name, opts, path, expected, cap_bits):
+    """fix_file_at's work; returns (entry or None, changed). The walk calls it with the
+    scan's (st_dev, st_ino) as ``expected``; FileNotFoundError is the caller's to word."""
+    fd = os.open(name, _PATH_FLAGS, dir_fd=dir_fd)
+    try:
+        fst = os.fstat(fd)
+        if expected is not None and (not stat.S_ISREG(fst.st_mode)
+                                     or (fst.st_dev, fst.st_ino) != tuple(expected)):
+            raise ChangedUnderUs("replaced (not the inode scanned); left alone")
+        if not stat.S_ISREG(fst.st_mode):
+            return None, False
+        has_setid = fst.st_mode & opts.setid_mask if opts.do_setid else 0
+        needs_chown = opts.do_chown and fst.st_uid in opts.chown_from
+        # The magic link /proc/self/fd/N is followed to the inode fd holds, never re-resolved by name.
+        has_caps = opts.do_caps and _has_caps_xattr("/proc/self/fd/%d" % fd, follow=True)
+        if not (has_setid or has_caps or needs_chown):
+            return None, False
+        entry = _new_entry(path, fst)
+        found, changed = fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_bits)
+        return (entry if found else None), changed
+    finally:
+        os.close(fd)
+
+
+def _has_caps_xattr(name, follow=False):
+    """Whether `name` carries security.capability; False where the filesystem has no xattrs."""
+    try:
+        return CAP_XATTR in os.listxattr(name, follow_symlinks=follow)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            return False
+        raise
+
+
 class _Walk:
     """One walk over one or more roots; fills a report. Not thread-safe; one use."""
 
-    def __init__(self, report, actions, dry_run, budget, chown_to, chown_from, caps_method,
-                 hardlinks, one_file_system, prune_mounts, max_listed, progress, use_chdir, setid_mask,
-                 progress_interval=PROGRESS_INTERVAL_S, workers=1):
+    def __init__(self, report, opts, use_chdir, workers=1):
         self.report = report
         self.counts = report["counts"]
-        self.do_setid = "setid" in actions
-        self.setid_mask = setid_mask
-        self.do_caps = "caps" in actions
-        self.do_chown = "chown" in actions
-        self.dry_run = dry_run
-        self.deadline = (time.monotonic() + budget) if budget else None
-        self.chown_to = chown_to
-        self.chown_from = frozenset(chown_from)
-        self.caps_method = caps_method
-        self.skip_hardlinks = hardlinks == "skip"
-        self.one_file_system = one_file_system
-        self.prune_mounts = prune_mounts
-        self.max_listed = max_listed
-        self.progress = progress
+        self.opts = opts
+        self.do_setid = opts.do_setid
+        self.setid_mask = opts.setid_mask
+        self.do_caps = opts.do_caps
+        self.do_chown = opts.do_chown
+        self.dry_run = opts.dry_run
+        self.deadline = (time.monotonic() + opts.budget) if opts.budget else None
+        self.chown_to = opts.chown_to
+        self.chown_from = opts.chown_from
+        self.one_file_system = opts.one_file_system
+        self.prune_mounts = opts.prune_mounts
+        self.max_listed = opts.max_listed
+        self.progress = opts.progress
         self.use_chdir = use_chdir
-        self.progress_interval = progress_interval
+        self.progress_interval = opts.progress_interval
         self.workers = workers
-        self.next_progress = time.monotonic() + progress_interval
+        self.next_progress = time.monotonic() + opts.progress_interval
         self.open_nodes = set()
         self.xattrs_supported = True
         self.cap_bits = capsmod.kernel_cap_bits()
@@ -424,105 +678,41 @@ class _Walk:
                             self.add_error(node.path(root_path) + "/" + entry.name, exc, "listxattr")
                         continue
                 if has_setid or has_caps or needs_chown:
-                    self.act_on_file(dfd, entry.name, st, has_setid, has_caps, needs_chown, node, root_path)
+                    self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
 
     # -- files ---------------------------------------------------------------------
-    def act_on_file(self, dfd, name, st, has_setid, has_caps, needs_chown, node, root_path):
-        """Report and (unless dry-run) fix one regular file, through a proven handle."""
-        path = node.path(root_path) + "/" + name
-        entry = {"path": path, "type": "file", "mode_before": _mode_text(st.st_mode),
-                 "mode_after": _mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
-                 "gid": st.st_gid, "nlink": st.st_nlink, "actions": []}
-        if st.st_nlink > 1:
-            self.counts["hardlinks"] += 1
-        if needs_chown:
-            entry["actions"].append("chown")
-        if has_setid:
-            if st.st_mode & self.setid_mask & stat.S_ISUID:
-                entry["actions"].append("setuid")
-            if st.st_mode & self.setid_mask & stat.S_ISGID:
-                entry["actions"].append("setgid")
-        if has_caps:
-            entry["actions"].append("caps")
-        skip = self.skip_hardlinks and st.st_nlink > 1
-        if skip:
-            self.counts["skipped"] += 1
-            entry["skipped"] = "hard link (nlink %d): left unchanged by policy hardlinks=skip" % st.st_nlink
+    def act_on_file(self, dfd, name, st, path):
+        """Report and (unless dry-run) fix one regular file the scan flagged, through a
+        handle proven to be the inode scanned (see _fix_at)."""
         try:
-            fd = os.open(name, _PATH_FLAGS, dir_fd=dfd)
+            entry, changed = _fix_at(dfd, name, self.opts, path, (st.st_dev, st.st_ino), self.cap_bits)
+        except ChangedUnderUs as exc:
+            self.add_error(path, str(exc), "verify")
+            return
         except OSError as exc:
             self.add_error(path, "vanished during the walk" if exc.errno == errno.ENOENT else exc, "open O_PATH")
             return
-        try:
-            fst = os.fstat(fd)
-            if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
-                raise ChangedUnderUs("replaced during the walk (not the inode scanned); left alone")
-            handle = "/proc/self/fd/%d" % fd
-            if has_caps:
-                try:
-                    raw = os.getxattr(handle, CAP_XATTR)
-                    try:
-                        entry["caps_before"] = capsmod.describe(raw, self.cap_bits)
-                    except capsmod.CapabilityDecodeError as exc:
-                        entry["caps_before"] = "undecodable (%s): %s" % (exc, raw.hex())
-                except OSError as exc:
-                    if exc.errno != errno.ENODATA:
-                        raise
-                    has_caps = False
-                    entry["actions"].remove("caps")
-            if not entry["actions"]:
-                return
-            self.count_finding(has_setid, has_caps, needs_chown)
-            if self.dry_run or skip:
-                mode_after = fst.st_mode
-                if not skip:
-                    if has_setid:
-                        mode_after &= ~self.setid_mask
-                    if needs_chown or (has_caps and self.caps_method == "chown"):
-                        mode_after = _mode_after_chown(mode_after)
-                    self.report["changed"] = True
-                entry["mode_after"] = _mode_text(mode_after)
-                self.add_finding(entry)
-                return
-            if needs_chown:
-                uid, gid = self.chown_to
-                os.chown(handle, uid, gid)  # chown clears setid and security.capability (capabilities(7))
-                self.report["changed"] = True
-                entry["uid_after"], entry["gid_after"] = uid, (fst.st_gid if gid == -1 else gid)
-            if has_caps:
-                if self.caps_method == "chown":
-                    cur = os.fstat(fd)
-                    os.chown(handle, cur.st_uid, cur.st_gid)
-                else:
-                    try:
-                        os.removexattr(handle, CAP_XATTR)
-                    except OSError as exc:
-                        if exc.errno != errno.ENODATA:  # the chown above may have removed it
-                            raise
-                self.report["changed"] = True
-            if has_setid:
-                cur = os.fstat(fd)
-                if cur.st_mode & self.setid_mask:
-                    os.chmod(handle, stat.S_IMODE(cur.st_mode) & ~self.setid_mask)
-                self.report["changed"] = True
-            entry["mode_after"] = _mode_text(os.fstat(fd).st_mode)
-            self.add_finding(entry)
-        except ChangedUnderUs as exc:
-            self.add_error(path, str(exc), "verify")
-        except OSError as exc:
-            entry["error"] = _error_text(exc)
-            self.add_finding(entry)
-            self.add_error(path, exc, "change")
-        finally:
-            os.close(fd)
+        if entry is None:
+            return
+        self.count_finding(entry)
+        self.report["changed"] = self.report["changed"] or changed
+        self.add_finding(entry)
+        if entry.get("error"):
+            self.add_error(path, entry["error"], "change")
 
-    def count_finding(self, has_setid, has_caps, needs_chown):
-        if has_setid:
-            self.counts["setid"] += 1
-        if has_caps:
-            self.counts["caps"] += 1
-        if needs_chown:
-            self.counts["chown"] += 1
+    def count_finding(self, entry):
+        actions = entry["actions"]
+        counts = self.counts
+        if "setuid" in actions or "setgid" in actions:
+            counts["setid"] += 1
+        if "caps" in actions:
+            counts["caps"] += 1
+        if "chown" in actions:
+            counts["chown"] += 1
+        if entry.get("skipped"):
+            counts["skipped"] += 1
+        if entry["nlink"] > 1:
+            counts["hardlinks"] += 1
 
 
 def _mode_after_chown(mode):
@@ -607,47 +797,36 @@ def _run_in_worker(run, budget):
     return _read_json(pid, read_fd, limit)
 
 
-def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S, chown_to=None,
-        chown_from=(0,), caps_method="xattr", hardlinks="strip", one_file_system=True,
-        prune_mounts=True, max_listed=DEFAULT_MAX_LISTED, progress=None, fork=None,
-        allow_files=True, setuid=True, setgid=True, progress_interval=PROGRESS_INTERVAL_S, workers=None):
-    """Walk `paths` once and apply `actions` (subset of ACTIONS); return the report.
+def run(paths, options=None, **kwargs):
+    """Walk `paths` once and apply the actions; return the report.
+
+    ``options`` is a StripOptions (or a dict of its keywords); keywords work as well:
+    ``actions`` (subset of ACTIONS), ``dry_run``, ``budget`` (seconds for the whole
+    walk; 0 or None: no limit), ``chown_to`` ((uid, gid), required with the chown
+    action), ``chown_from``, ``caps_method``, ``hardlinks``, ``one_file_system``,
+    ``prune_mounts``, ``max_listed``, ``progress(counts)`` (called at most every
+    ``progress_interval`` seconds, between directories), ``fork`` (None decides by
+    itself: a forked worker when the process has one thread), ``allow_files``,
+    ``setuid``/``setgid`` (which bits the setid action clears), ``workers`` (forked
+    walkers sharing subtrees; None uses up to MAX_WORKERS of the CPUs this process may
+    run on). Bad values raise ValueError naming the option.
 
     Roots are validated first (see roots.check_root); a refused root raises RootRefused
-    before anything is walked. ``budget`` is seconds for the whole walk (0 or None:
-    no limit). ``chown_to`` is (uid, gid) and required with the chown action.
-    ``fork``: None decides by itself (forked worker when the process has one thread).
-    ``setuid``/``setgid`` choose which bits the setid action clears. ``progress(counts)``
-    is called at most every ``progress_interval`` seconds, between directories.
-    ``workers``: forked walkers sharing subtrees (forked mode only); None uses up to
-    MAX_WORKERS of the CPUs this process may run on.
-    Touches the system: it changes files unless ``dry_run``.
+    before anything is walked. Touches the system: it changes files unless ``dry_run``.
     """
-    actions = tuple(actions)
-    unknown = [a for a in actions if a not in ACTIONS]
-    if unknown:
-        raise ValueError("unknown action(s) %s; choose from %s" % (", ".join(unknown), ", ".join(ACTIONS)))
-    if caps_method not in CAPS_METHODS:
-        raise ValueError("caps_method must be one of %s, not %r" % (", ".join(CAPS_METHODS), caps_method))
-    if hardlinks not in HARDLINK_POLICIES:
-        raise ValueError("hardlinks must be one of %s, not %r" % (", ".join(HARDLINK_POLICIES), hardlinks))
-    if "chown" in actions:
-        if chown_to is None:
-            raise ValueError("the chown action needs chown_to=(uid, gid)")
-        chown_to = (int(chown_to[0]), int(chown_to[1]))
+    opts = options_from(options, **kwargs)
     if isinstance(paths, (str, bytes)):
         paths = [paths]
     if not paths:
         raise RootRefused("", "no paths given")
-    roots = [check_root(p, allow_file=allow_files) for p in paths]
+    roots = [check_root(p, allow_file=opts.allow_files) for p in paths]
     started = time.monotonic()
-    report = new_report(roots, dry_run)
+    report = new_report(roots, opts.dry_run)
+    use_fork = _fork_is_safe() if opts.fork is None else bool(opts.fork)
+    n_workers = _default_workers() if opts.workers is None else opts.workers
 
     def walk_all(use_chdir):
-        walker = _Walk(report, actions, dry_run, budget, chown_to, chown_from, caps_method, hardlinks,
-                       one_file_system, prune_mounts, max_listed, progress, use_chdir,
-                       (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0), progress_interval,
-                       n_workers if use_chdir else 1)
+        walker = _Walk(report, opts, use_chdir, n_workers if use_chdir else 1)
         for root in roots:
             if walker.out_of_time():
                 break
@@ -657,10 +836,8 @@ def run(paths, actions=("setid", "caps"), dry_run=False, budget=DEFAULT_BUDGET_S
                 _walk_single_file(walker, root)
         return report
 
-    use_fork = _fork_is_safe() if fork is None else bool(fork)
-    n_workers = _default_workers() if workers is None else max(1, int(workers))
     if use_fork:
-        result = _run_in_worker(lambda: walk_all(True), budget)
+        result = _run_in_worker(lambda: walk_all(True), opts.budget)
         if result is None:
             report["complete"] = False
             report["errors"].append({"path": roots[0], "op": "walk",
@@ -690,31 +867,11 @@ def _walk_single_file(walker, path):
             walker.add_error(path, "not a regular file", "stat")
             return
         walker.counts["files"] += 1
-        has_setid = st.st_mode & walker.setid_mask if walker.do_setid else 0
-        needs_chown = walker.do_chown and st.st_uid in walker.chown_from
-        has_caps = False
-        if walker.do_caps:
-            try:
-                has_caps = CAP_XATTR in os.listxattr("/proc/self/fd/%d/%s" % (pfd, name), follow_symlinks=False)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
-                    walker.add_error(path, exc, "listxattr")
-        if has_setid or has_caps or needs_chown:
-            walker.act_on_file(pfd, name, st, has_setid, has_caps, needs_chown, _FileParent(parent), path)
+        walker.act_on_file(pfd, name, st, path)
     except OSError as exc:
         walker.add_error(path, exc, "stat")
     finally:
         os.close(pfd)
-
-
-class _FileParent:
-    """Stands in for a _Dir when the root is a single file: path() is its directory."""
-
-    def __init__(self, parent):
-        self.parent_path = parent
-
-    def path(self, _root):
-        return self.parent_path.rstrip("/") or ""
 
 
 def scan(paths, caps=True, setid=True, **kwargs):
