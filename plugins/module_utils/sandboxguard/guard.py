@@ -1,0 +1,496 @@
+# GENERATED from python/src/sandboxguard/guard.py by tools/sync_module_utils.py: edit the source, not this copy.
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The guard: strip what a container makes privileged under the sandbox roots, as it happens.
+
+A filesystem-wide fanotify mark (fanotify.py) on each root's filesystem reports every
+create, close-after-write, attribute change (chmod, setxattr of security.capability) and
+rename into a directory, naming the directory by a file handle and the entry by name.
+Mount marks would miss a container's writes: they go through the container's own mount.
+
+How an event becomes a fix, and why an event is only ever a hint:
+
+1. **Filter by directory handle** before any other work: the mark sees the whole
+   filesystem (the engine's own writes under /var/lib/docker arrive by the hundred).
+   A handle is decided once: open it (open_by_handle_at, O_PATH) and walk up ``..``
+   with O_NOFOLLOW directory fds until a root's (st_dev, st_ino) or the top. Every
+   ancestor's handle is cached with the answer (handles carry the inode generation, so
+   a reused inode number is a different handle). Any directory rename on the filesystem
+   clears the cache: a tree moved in or out changes the answer for all below it.
+2. **Fix through a held directory fd**: the directory is opened by handle, the entry
+   looked up by name under it without following symlinks, and only a regular file is
+   changed, through strip's proven-handle path (O_PATH|O_NOFOLLOW, fstat identity,
+   /proc/self/fd/N). A file swapped for a symlink between event and fix is left alone.
+3. **A directory moved in** is walked with the race-safe walker (strip.run), in a
+   forked job so events keep flowing while it runs.
+4. **Queue overflow, a root that appears, changes identity or moves to another
+   filesystem (its mark is lost), and the start itself**: a full sweep of the affected
+   roots (a forked job), then back to events; each is logged with its reason.
+
+What it does not do: ownership return (a running container is still writing; sweeps do
+that), and anything outside the roots. Events our own process causes are skipped.
+"""
+import errno
+import json
+import os
+import select
+import signal
+import stat
+import time
+
+from . import fanotify
+from . import strip as stripmod
+from .roots import RootRefused, check_root
+
+WATCH_MASK = (fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
+              | fanotify.FAN_ONDIR | fanotify.FAN_EVENT_ON_CHILD)
+RESCAN_INTERVAL_S = 10.0  # how often roots are re-derived (a new sandbox dir, a remount)
+MAX_JOBS = 4  # forked walks (moved-in trees, full sweeps) at once; the rest wait
+MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over
+MAX_WALK_UP = 4096  # '..' steps before a directory counts as outside every root
+FALLBACK = ("the sandbox_sweep timer (sandboxguard-sweep.timer) and the events watcher "
+            "(sandboxguard watch) still strip, at lifecycle points and on the timer, not in real time")
+SETID_BITS = stat.S_ISUID | stat.S_ISGID
+_DIR_READ = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_PATH = getattr(os, "O_PATH", 0o10000000) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class Root:
+    """A root being guarded: its path, identity and a held fd (the mount fd for handles)."""
+
+    __slots__ = ("dev", "fd", "fsid", "ino", "path", "source")
+
+    def __init__(self, path, source, fd):
+        self.path = path
+        self.source = source
+        self.fd = fd
+        st = os.fstat(fd)
+        self.dev, self.ino = st.st_dev, st.st_ino
+        self.fsid = os.fstatvfs(fd).f_fsid
+
+    def __repr__(self):
+        return "Root(%r)" % self.path
+
+
+def _fsid_key(pair):
+    """The kernel's two-int fsid as glibc's statvfs f_fsid packs it (val[0] | val[1] << 32)."""
+    return (pair[0] & 0xFFFFFFFF) | ((pair[1] & 0xFFFFFFFF) << 32)
+
+
+def _proc_name(dir_fd, name):
+    return b"/proc/self/fd/%d/%s" % (dir_fd, name)
+
+
+def _fd_path(fd):
+    try:
+        return os.readlink("/proc/self/fd/%d" % fd)
+    except OSError:
+        return "?"
+
+
+def file_record(entry, latency_ms, via):
+    """One line of output for a fixed file (the --json object): the report entry's names."""
+    return {"path": entry["path"], "actions": entry["actions"], "mode_before": entry["mode_before"],
+            "mode_after": entry.get("mode_after"), "caps_before": entry.get("caps_before"),
+            "latency_ms": latency_ms, "via": via, "error": entry.get("error")}
+
+
+def human_line(record):
+    """The line people read for one fixed file."""
+    bits = "%s -> %s" % (record["mode_before"], record["mode_after"])
+    if record["caps_before"]:
+        bits += ", had %s" % record["caps_before"]
+    when = "" if record["latency_ms"] is None else " %.0f ms after the change" % record["latency_ms"]
+    verb = "FAILED to strip" if record.get("error") else "stripped"
+    tail = ": %s" % record["error"] if record.get("error") else ""
+    return "%s %s (%s; %s)%s [%s]%s" % (verb, record["path"], ", ".join(record["actions"]), bits, when,
+                                        record["via"], tail)
+
+
+class Guard:
+    """Watch roots and strip setuid/setgid bits and file capabilities as files change.
+
+    ``roots_source()`` returns (roots, refused): roots a list of (path, source) the host
+    derived or the operator named (already refused paths are dropped by check_root here
+    too); it is called at start and every ``rescan_interval`` seconds.
+    ``emit(record)`` receives one dict per fixed file (see file_record); ``log(text)``
+    one line per thing an operator should know (sweeps and why, refused roots, errors).
+    Touches the system: fanotify marks, and it changes files unless ``dry_run``.
+    """
+
+    def __init__(self, roots_source, emit, log, dry_run=False, setuid=True, setgid=True, caps=True,
+                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0):
+        self.roots_source = roots_source
+        self.emit = emit
+        self.log = log
+        self.dry_run = dry_run
+        self.actions = tuple(a for a, on in (("setid", setuid or setgid), ("caps", caps)) if on)
+        self.setid_mask = (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0)
+        self.do_caps = caps
+        self.rescan_interval = rescan_interval
+        self.sweep_budget = sweep_budget
+        self.fan_fd = None
+        self.roots = {}  # (dev, ino) -> Root
+        self.marked = {}  # st_dev -> path the mark was placed through
+        self.handle_cache = {}  # (fsid, handle) -> Root or None
+        self.jobs = {}  # read fd -> job dict (pid, kind, roots, chunks, started)
+        self.waiting = []  # jobs not started yet (MAX_JOBS running)
+        self.stopping = False
+        self.pid = os.getpid()
+        self.stats = {"batches": 0, "events": 0, "filtered": 0, "fixed": 0, "sweeps": 0, "overflows": 0,
+                      "trees": 0, "errors": 0}
+        self._walker = None
+
+    # -- setup ---------------------------------------------------------------------
+    def open(self):
+        """fanotify_init; raises fanotify.FanotifyUnavailable with the reason."""
+        self.fan_fd = fanotify.init()
+        self._walker = stripmod._Walk(
+            stripmod.new_report([], self.dry_run), self.actions, self.dry_run, None, None, (), "xattr", "strip",
+            True, False, 10, None, False, self.setid_mask)
+
+    def close(self):
+        for job in list(self.jobs.values()):
+            self._kill_job(job)
+        self.jobs.clear()
+        for root in self.roots.values():
+            os.close(root.fd)
+        self.roots.clear()
+        if self.fan_fd is not None:
+            os.close(self.fan_fd)
+            self.fan_fd = None
+
+    def refresh_roots(self, reason):
+        """Re-read the roots; mark new filesystems; sweep roots that are new or changed.
+
+        Returns the roots that were queued for a full sweep.
+        """
+        wanted, refused = self.roots_source()
+        for item in refused:
+            self.log("refused root %s: %s" % (item["path"], item["reason"]))
+        old, current = self.roots, {}
+        for path, source in wanted:
+            try:
+                real = check_root(path)
+                fd = os.open(real, _DIR_READ)  # open_by_handle_at refuses an O_PATH mount fd (EBADF)
+            except RootRefused as exc:
+                if exc.reason != "does not exist":  # a sandbox dir not made yet: picked up when it is
+                    self.log("refused root %s" % exc)
+                continue
+            except OSError as exc:
+                self.log("cannot open root %s: %s" % (path, exc.strerror))
+                continue
+            st = os.fstat(fd)
+            key = (st.st_dev, st.st_ino)
+            if key in current or key in old:
+                os.close(fd)
+                current.setdefault(key, old.get(key))
+                continue
+            current[key] = Root(real, source, fd)
+        for key, root in old.items():
+            if key not in current:
+                self.log("root %s is gone or is another directory now: no longer guarded" % root.path)
+                os.close(root.fd)
+        new = [root for key, root in current.items() if key not in old]
+        self.roots = current
+        for root in new:
+            if root.dev not in self.marked:
+                try:
+                    fanotify.mark_filesystem(self.fan_fd, root.path, WATCH_MASK)
+                except OSError as exc:
+                    self.log("cannot watch %s (%s): it is swept on the timer only" % (root.path, exc.strerror))
+                    continue
+                self.marked[root.dev] = root.path
+        self.handle_cache.clear()
+        if new:
+            self.log("guarding %s" % ", ".join(r.path for r in new))
+            self.start_sweep(new, reason)
+        return new
+
+    # -- deciding which directory an event is in ---------------------------------
+    def root_of_handle(self, fsid, handle):
+        """The Root a directory (by handle) lies in, or None; cached (see module doc)."""
+        key = (fsid, handle)
+        if key in self.handle_cache:
+            return self.handle_cache[key]
+        mount = next((r for r in self.roots.values() if r.fsid == fsid), None)
+        if mount is None:
+            self.handle_cache[key] = None
+            return None
+        try:
+            fd = fanotify.open_by_handle(mount.fd, handle, _DIR_PATH)
+        except OSError:
+            return None  # gone already (ESTALE); nothing to fix
+        seen = [key]
+        found = None
+        try:
+            for _ in range(MAX_WALK_UP):
+                st = os.fstat(fd)
+                root = self.roots.get((st.st_dev, st.st_ino))
+                if root is not None:
+                    found = root
+                    break
+                parent = os.open("..", _DIR_PATH, dir_fd=fd)
+                pst = os.fstat(parent)
+                if (pst.st_dev, pst.st_ino) == (st.st_dev, st.st_ino):
+                    os.close(parent)
+                    break  # the top
+                os.close(fd)
+                fd = parent
+                try:
+                    pkey = (fsid, fanotify.handle_of_fd(fd))
+                except OSError:
+                    continue
+                if pkey in self.handle_cache:
+                    found = self.handle_cache[pkey]
+                    break
+                seen.append(pkey)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(self.handle_cache) > MAX_CACHED_HANDLES:
+            self.handle_cache.clear()
+        for item in seen:
+            self.handle_cache[item] = found
+        return found
+
+    # -- events --------------------------------------------------------------------
+    def read_batch(self):
+        """Read and handle what the fanotify fd holds; returns the number of events."""
+        total = 0
+        while True:
+            events = fanotify.read_events(self.fan_fd)
+            if not events:
+                return total
+            total += len(events)
+            self.handle_events(events, time.time())
+
+    def handle_events(self, events, read_at):
+        """Decide and fix one batch of events (see the module doc for the steps)."""
+        self.stats["batches"] += 1
+        self.stats["events"] += len(events)
+        if any(e.mask & fanotify.FAN_Q_OVERFLOW for e in events):
+            self.stats["overflows"] += 1
+            self.log("event queue overflow (events were lost): full sweep of every root, then back to events")
+            self.handle_cache.clear()
+            self.start_sweep(list(self.roots.values()), "queue overflow")
+            return
+        dirs = {}  # (fsid, handle) -> {name: is_moved_dir}
+        for event in events:
+            if event.pid == self.pid or event.dir_handle is None or event.name is None:
+                continue
+            moved_dir = bool(event.mask & fanotify.FAN_ONDIR and event.mask & fanotify.FAN_MOVED_TO)
+            if moved_dir:
+                self.handle_cache.clear()  # a tree moved: the answer may change below it
+            if event.mask & fanotify.FAN_ONDIR and not moved_dir:
+                continue  # a new empty directory, or a directory's own attributes
+            names = dirs.setdefault((_fsid_key(event.fsid), event.dir_handle), {})
+            names[event.name] = names.get(event.name, False) or moved_dir
+        for (fsid, handle), names in dirs.items():
+            root = self.root_of_handle(fsid, handle)
+            if root is None:
+                self.stats["filtered"] += 1
+                continue
+            try:
+                dfd = fanotify.open_by_handle(root.fd, handle, _DIR_READ)
+            except OSError:
+                continue  # the directory went away
+            try:
+                for name, moved_dir in names.items():
+                    if moved_dir:
+                        self.start_tree(dfd, name, root, read_at)
+                    else:
+                        self.fix_entry(dfd, name)
+            finally:
+                os.close(dfd)
+
+    def fix_entry(self, dir_fd, name):
+        """Fix one entry of a held directory if it is a privileged regular file.
+
+        Returns the emitted record or None. Never follows a symlink: the entry is looked
+        at with lstat semantics and changed only through strip's proven handle.
+        """
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            return None  # gone again
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        has_setid = st.st_mode & self.setid_mask
+        has_caps = False
+        if self.do_caps:
+            try:
+                has_caps = stripmod.CAP_XATTR in os.listxattr(_proc_name(dir_fd, name), follow_symlinks=False)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.ENOTSUP, errno.EOPNOTSUPP):
+                    self.log("cannot read the xattrs of %s: %s" % (os.fsdecode(name), exc.strerror))
+        if not (has_setid or has_caps):
+            return None
+        walker = self._walker
+        walker.report = stripmod.new_report([], self.dry_run)
+        walker.counts = walker.report["counts"]
+        dir_path = _fd_path(dir_fd)
+        walker.act_on_file(dir_fd, os.fsdecode(name), st, has_setid, has_caps, False,
+                           stripmod._FileParent(dir_path), dir_path)
+        for err in walker.report["errors"]:
+            if not walker.report["files"]:
+                self.stats["errors"] += 1
+                self.log("did not fix %s: %s" % (err["path"], err["error"]))
+        record = None
+        latency = max(0.0, time.time() - st.st_ctime) * 1000.0
+        for entry in walker.report["files"]:
+            record = file_record(entry, round(latency, 1), "event")
+            self._emit(record)
+        return record
+
+    def _emit(self, record):
+        if record.get("error"):
+            self.stats["errors"] += 1
+        else:
+            self.stats["fixed"] += 1
+        self.emit(record)
+
+    # -- forked walks ----------------------------------------------------------------
+    def start_tree(self, dir_fd, name, root, read_at):
+        """Walk a directory moved in under a held directory (a forked job)."""
+        try:
+            fd = os.open(name, _DIR_PATH, dir_fd=dir_fd)
+        except OSError:
+            return  # moved on again, or a symlink: never followed
+        try:
+            path = _fd_path(fd)
+        finally:
+            os.close(fd)
+        self.stats["trees"] += 1
+        self._queue_job({"kind": "tree", "paths": [path], "reason": "directory moved in", "read_at": read_at})
+
+    def start_sweep(self, roots, reason):
+        if not roots:
+            return
+        self.stats["sweeps"] += 1
+        paths = [r.path for r in roots]
+        self.log("full sweep of %s (%s)" % (", ".join(paths), reason))
+        self._queue_job({"kind": "sweep", "paths": paths, "reason": reason, "read_at": None})
+
+    def _queue_job(self, job):
+        if len(self.jobs) >= MAX_JOBS:
+            self.waiting.append(job)
+            return
+        paths, budget, dry_run, actions, setuid, setgid = (
+            job["paths"], self.sweep_budget, self.dry_run, self.actions,
+            bool(self.setid_mask & stat.S_ISUID), bool(self.setid_mask & stat.S_ISGID))
+
+        def walk():
+            return stripmod.run(paths, actions=actions, dry_run=dry_run, budget=budget, setuid=setuid,
+                                setgid=setgid, fork=False)
+
+        pid, read_fd = stripmod._fork_json(walk)
+        os.set_blocking(read_fd, False)
+        job.update(pid=pid, chunks=[], started=time.monotonic())
+        self.jobs[read_fd] = job
+
+    def read_job(self, read_fd):
+        """Collect a job's output; when it ends, emit its files and log its outcome."""
+        job = self.jobs[read_fd]
+        try:
+            chunk = os.read(read_fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if chunk:
+            job["chunks"].append(chunk)
+            return
+        del self.jobs[read_fd]
+        os.close(read_fd)
+        os.waitpid(job["pid"], 0)
+        self._finish_job(job)
+        while self.waiting and len(self.jobs) < MAX_JOBS:
+            self._queue_job(self.waiting.pop(0))
+
+    def _finish_job(self, job):
+        try:
+            report = json.loads(b"".join(job["chunks"]).decode() or "{}")
+        except ValueError:
+            report = {"worker_error": "unreadable report"}
+        what = "%s of %s" % (job["kind"], ", ".join(job["paths"]))
+        if "worker_error" in report or "counts" not in report:
+            self.stats["errors"] += 1
+            self.log("%s failed: %s" % (what, report.get("worker_error", "no report")))
+            return
+        latency = None
+        if job["read_at"] is not None:
+            latency = round(max(0.0, time.time() - job["read_at"]) * 1000.0, 1)
+        via = "sweep" if job["kind"] == "sweep" else "moved-in tree"
+        for entry in report["files"]:
+            self._emit(file_record(entry, latency, via))
+        for err in report["errors"]:
+            self.log("%s: %s: %s" % (what, err["path"], err["error"]))
+        if job["kind"] == "sweep":
+            counts = report["counts"]
+            self.log("full sweep of %s done (%s): %d files, %d setid, %d caps, %d errors%s in %.1f s" % (
+                ", ".join(job["paths"]), job["reason"], counts["files"], counts["setid"], counts["caps"],
+                counts["errors"], "" if report["complete"] else ", INCOMPLETE (budget)",
+                time.monotonic() - job["started"]))
+
+    def _kill_job(self, job):
+        try:
+            os.kill(job["pid"], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(job["pid"], 0)
+        except ChildProcessError:
+            pass
+
+    # -- the loop --------------------------------------------------------------------
+    def stop(self, *_args):
+        self.stopping = True
+
+    def run(self, wake_fd=None, until=None):
+        """Watch until stop() (or monotonic time `until`). Marks, sweeps at start, then events.
+
+        ``wake_fd``: a readable fd that ends a select early (signal.set_wakeup_fd's pipe).
+        """
+        if self.fan_fd is None:
+            self.open()
+        self.refresh_roots("start: events before now were not seen")
+        if not self.roots:
+            wanted = [path for path, _source in self.roots_source()[0]]
+            self.log("nothing to guard yet (%s: none exists); looking again every %g s" % (
+                ", ".join(wanted) or "no roots given", self.rescan_interval))
+        next_rescan = time.monotonic() + self.rescan_interval
+        while not self.stopping:
+            now = time.monotonic()
+            if until is not None and now >= until:
+                break
+            timeout = max(0.0, next_rescan - now)
+            if until is not None:
+                timeout = min(timeout, max(0.0, until - now))
+            fds = [self.fan_fd, *self.jobs]
+            if wake_fd is not None:
+                fds.append(wake_fd)
+            ready = select.select(fds, [], [], timeout)[0]
+            if wake_fd is not None and wake_fd in ready:
+                try:
+                    os.read(wake_fd, 512)
+                except BlockingIOError:
+                    pass
+            if self.stopping:
+                break
+            if self.fan_fd in ready:
+                self.read_batch()
+            for fd in ready:
+                if fd in self.jobs:
+                    self.read_job(fd)
+            if time.monotonic() >= next_rescan:
+                self.refresh_roots("root new or changed since the last look")
+                next_rescan = time.monotonic() + self.rescan_interval
+
+    def wait_jobs(self, timeout):
+        """Collect running jobs for up to `timeout` seconds (tests and a clean stop)."""
+        limit = time.monotonic() + timeout
+        while (self.jobs or self.waiting) and time.monotonic() < limit:
+            ready = select.select(list(self.jobs), [], [], max(0.0, limit - time.monotonic()))[0]
+            for fd in ready:
+                self.read_job(fd)
+        return not self.jobs and not self.waiting

@@ -1,0 +1,106 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard guard`: strip setuid/setgid and file capabilities under the roots as they appear."""
+import json
+import os
+import signal
+import sys
+
+from sandboxguard import fanotify, sandboxes
+from sandboxguard import guard as guardmod
+from sandboxguard.roots import RootRefused, check_root
+
+from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "guard", help="strip setuid/setgid and file capabilities under the sandbox roots as they appear (fanotify)",
+        description="Watch the roots with fanotify (root only) and strip every regular file made setuid, setgid "
+                    "or given file capabilities there: created, chmod-ed, setcap-ed, moved in, or inside a tree "
+                    "moved in. Sweeps every root at start, on queue overflow and when a root appears or changes. "
+                    "Prints one line per fixed file (--json: one JSON object per line); logs go to stderr. "
+                    "Runs until SIGTERM or SIGINT (exit 0). Without fanotify it exits 1 and names the fallback.")
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="explicit roots (refused like strip refuses them: /, system paths, symlinks)")
+    parser.add_argument("--hermes-home", action="append", default=[], metavar="DIR",
+                        help="a HERMES_HOME whose <home>/sandboxes/docker and profiles' sandboxes/docker are guarded "
+                             "(repeatable; default without PATH: $HERMES_HOME or ~/.hermes)")
+    parser.add_argument("--sandbox-dir", metavar="DIR", default=os.environ.get("TERMINAL_SANDBOX_DIR"),
+                        help="TERMINAL_SANDBOX_DIR: <DIR>/docker is guarded (default: from the environment)")
+    parser.add_argument("--no-caps", action="store_true", help="leave file capabilities alone")
+    parser.add_argument("--no-setid", action="store_true", help="leave setuid/setgid bits alone")
+    parser.add_argument("--dry-run", action="store_true", help="report what would be stripped; change nothing")
+    parser.add_argument("--rescan-interval", type=float, default=guardmod.RESCAN_INTERVAL_S, metavar="S",
+                        help="seconds between looks for new or changed roots (default %(default)s)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per fixed file on stdout")
+    parser.set_defaults(func=run_guard)
+
+
+def _homes(args):
+    if args.hermes_home:
+        return args.hermes_home
+    if args.paths or args.sandbox_dir:
+        return []
+    env = os.environ.get("HERMES_HOME")
+    return [env] if env else [os.path.join(os.path.expanduser("~"), ".hermes")]
+
+
+def roots_source(paths, homes, sandbox_dir):
+    """A callable for Guard: explicit roots as given, derived roots resolved again each time."""
+    def source():
+        profiles = {home: sandboxes.list_profile_names(home) for home in homes}
+        derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, (), profiles)
+        usable, refused = sandboxes.resolve_roots(derived, os.path.realpath)
+        roots = [(p, "operator") for p in paths] + [(r["realpath"], r["source"]) for r in usable]
+        return roots, refused
+    return source
+
+
+def run_guard(args):
+    if args.no_caps and args.no_setid:
+        raise UsageError("--no-caps with --no-setid leaves nothing to strip; drop one of them")
+    if args.rescan_interval <= 0:
+        raise UsageError("--rescan-interval %s: give a positive number of seconds" % args.rescan_interval)
+    paths = []
+    for path in args.paths:
+        try:
+            paths.append(check_root(path))
+        except RootRefused as exc:
+            raise UsageError(str(exc)) from None
+    homes = _homes(args)
+
+    def log(text):
+        print("sandboxguard guard: %s" % text, file=sys.stderr, flush=True)
+
+    def emit(record):
+        line = json.dumps(record, sort_keys=True) if args.json else guardmod.human_line(record)
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir), emit, log, dry_run=args.dry_run,
+                           caps=not args.no_caps, setuid=not args.no_setid, setgid=not args.no_setid,
+                           rescan_interval=args.rescan_interval)
+    try:
+        guard.open()
+    except fanotify.FanotifyUnavailable as exc:
+        log("no real-time strip: %s; falling back: %s" % (exc.strerror or exc, guardmod.FALLBACK))
+        return EXIT_FINDINGS
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, guard.stop)
+    try:
+        guard.run(wake_fd=wake_r)
+    finally:
+        guard.close()
+        signal.set_wakeup_fd(-1)
+        os.close(wake_r)
+        os.close(wake_w)
+    stats = guard.stats
+    log("stopped: %d fixed, %d events in %d batches (%d directories outside the roots), %d sweeps, %d overflows, "
+        "%d errors" % (stats["fixed"], stats["events"], stats["batches"], stats["filtered"], stats["sweeps"],
+                       stats["overflows"], stats["errors"]))
+    return EXIT_OK
