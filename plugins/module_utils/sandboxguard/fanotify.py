@@ -108,7 +108,7 @@ def init(flags=FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_REPORT_DFID_NAME, event_f_
     if fd < 0:
         code = ctypes.get_errno()
         if code == errno.EPERM:
-            reason = "fanotify needs root (CAP_SYS_ADMIN)"
+            reason = "fanotify needs root (CAP_SYS_ADMIN)"  # before Linux 5.13, fanotify_init itself
         elif code == errno.ENOSYS:
             reason = "this kernel has no fanotify (CONFIG_FANOTIFY)"
         elif code == errno.EINVAL:

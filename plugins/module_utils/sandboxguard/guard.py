@@ -140,11 +140,25 @@ class Guard:
         self.stats = {"batches": 0, "events": 0, "filtered": 0, "fixed": 0, "sweeps": 0, "overflows": 0,
                       "trees": 0, "errors": 0}
         self._walker = None
+        self.next_rescan = 0.0
 
     # -- setup ---------------------------------------------------------------------
     def open(self):
         """fanotify_init; raises fanotify.FanotifyUnavailable with the reason."""
         self.fan_fd = fanotify.init()
+        # Since Linux 5.13 an unprivileged fanotify_init succeeds with FID reports, but a
+        # filesystem mark still needs CAP_SYS_ADMIN (fanotify_mark(2)): probe one now.
+        try:
+            fanotify.mark_filesystem(self.fan_fd, "/", WATCH_MASK)
+            fanotify.mark_filesystem(self.fan_fd, "/", WATCH_MASK, remove=True)
+        except OSError as exc:
+            os.close(self.fan_fd)
+            self.fan_fd = None
+            if exc.errno == errno.EPERM:
+                raise fanotify.FanotifyUnavailable(exc.errno, "fanotify filesystem marks need root "
+                                                              "(CAP_SYS_ADMIN)") from None
+            raise fanotify.FanotifyUnavailable(exc.errno, "this kernel cannot place a fanotify filesystem mark "
+                                                          "(%s)" % exc.strerror) from None
         self._walker = stripmod._Walk(
             stripmod.new_report([], self.dry_run), self.actions, self.dry_run, None, None, (), "xattr", "strip",
             True, False, 10, None, False, self.setid_mask)
@@ -278,7 +292,7 @@ class Guard:
             return
         dirs = {}  # (fsid, handle) -> {name: is_moved_dir}
         for event in events:
-            if event.pid == self.pid or event.dir_handle is None or event.name is None:
+            if event.dir_handle is None or event.name is None:
                 continue
             moved_dir = bool(event.mask & fanotify.FAN_ONDIR and event.mask & fanotify.FAN_MOVED_TO)
             if moved_dir:
@@ -446,11 +460,8 @@ class Guard:
     def stop(self, *_args):
         self.stopping = True
 
-    def run(self, wake_fd=None, until=None):
-        """Watch until stop() (or monotonic time `until`). Marks, sweeps at start, then events.
-
-        ``wake_fd``: a readable fd that ends a select early (signal.set_wakeup_fd's pipe).
-        """
+    def start(self):
+        """Open fanotify (if not yet), mark the roots' filesystems and sweep them once."""
         if self.fan_fd is None:
             self.open()
         self.refresh_roots("start: events before now were not seen")
@@ -458,33 +469,41 @@ class Guard:
             wanted = [path for path, _source in self.roots_source()[0]]
             self.log("nothing to guard yet (%s: none exists); looking again every %g s" % (
                 ", ".join(wanted) or "no roots given", self.rescan_interval))
-        next_rescan = time.monotonic() + self.rescan_interval
+        self.next_rescan = time.monotonic() + self.rescan_interval
+
+    def poll(self, timeout, wake_fd=None):
+        """Wait up to `timeout` seconds for events or finished jobs and handle them; re-read
+        the roots when their interval is up. One step of run()."""
+        timeout = max(0.0, min(timeout, self.next_rescan - time.monotonic()))
+        fds = [self.fan_fd, *self.jobs]
+        if wake_fd is not None:
+            fds.append(wake_fd)
+        ready = select.select(fds, [], [], timeout)[0]
+        if wake_fd is not None and wake_fd in ready:
+            try:
+                os.read(wake_fd, 512)
+            except BlockingIOError:
+                pass
+        if self.stopping:
+            return
+        if self.fan_fd in ready:
+            self.read_batch()
+        for fd in ready:
+            if fd in self.jobs:
+                self.read_job(fd)
+        if time.monotonic() >= self.next_rescan:
+            self.refresh_roots("root new or changed since the last look")
+            self.next_rescan = time.monotonic() + self.rescan_interval
+
+    def run(self, wake_fd=None):
+        """start(), then poll() until stop() is called (a signal handler may call it).
+
+        ``wake_fd``: a readable fd that ends a wait early (signal.set_wakeup_fd's pipe),
+        so a stop takes effect at once, not at the next event.
+        """
+        self.start()
         while not self.stopping:
-            now = time.monotonic()
-            if until is not None and now >= until:
-                break
-            timeout = max(0.0, next_rescan - now)
-            if until is not None:
-                timeout = min(timeout, max(0.0, until - now))
-            fds = [self.fan_fd, *self.jobs]
-            if wake_fd is not None:
-                fds.append(wake_fd)
-            ready = select.select(fds, [], [], timeout)[0]
-            if wake_fd is not None and wake_fd in ready:
-                try:
-                    os.read(wake_fd, 512)
-                except BlockingIOError:
-                    pass
-            if self.stopping:
-                break
-            if self.fan_fd in ready:
-                self.read_batch()
-            for fd in ready:
-                if fd in self.jobs:
-                    self.read_job(fd)
-            if time.monotonic() >= next_rescan:
-                self.refresh_roots("root new or changed since the last look")
-                next_rescan = time.monotonic() + self.rescan_interval
+            self.poll(self.rescan_interval, wake_fd)
 
     def wait_jobs(self, timeout):
         """Collect running jobs for up to `timeout` seconds (tests and a clean stop)."""

@@ -1,0 +1,328 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The guard on real files with a real fanotify mark, as root: what it strips, how fast,
+what it never follows, and how it recovers from a lost event queue."""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+from sandboxguard import caps as capsmod
+from sandboxguard import fanotify
+from sandboxguard import guard as guardmod
+
+pytestmark = pytest.mark.root
+
+if os.geteuid() != 0:  # pragma: no cover - the suite runs as root (make test)
+    pytest.fail("tests/integration/test_guard.py must run as root (fanotify, setxattr)", pytrace=False)
+
+NET_RAW = capsmod.CAP_NAMES.index("cap_net_raw")
+WAIT_S = 10.0  # generous: the CI machine is shared; the exposure bound is measured in benchmarks/
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python", "src")
+
+
+def make_file(path, mode=0o755, data=b"#!/bin/sh\necho hi\n"):
+    path = os.fspath(path)
+    with open(path, "wb") as handle:
+        handle.write(data)
+    os.chmod(path, mode)
+    return path
+
+
+def set_caps(path):
+    os.setxattr(os.fspath(path), capsmod.XATTR_NAME, capsmod.encode_vfs_cap(permitted=(NET_RAW,), effective=True))
+
+
+def has_caps(path):
+    return capsmod.XATTR_NAME in os.listxattr(os.fspath(path), follow_symlinks=False)
+
+
+def mode_of(path):
+    return stat.S_IMODE(os.lstat(os.fspath(path)).st_mode)
+
+
+def privileged(path):
+    return bool(mode_of(path) & 0o6000) or has_caps(path)
+
+
+class Running:
+    """A Guard driven step by step in this process, with its output collected."""
+
+    def __init__(self, roots, **kwargs):
+        self.records, self.logs = [], []
+        self.roots = [(os.fspath(r), "test") for r in roots]
+        self.guard = guardmod.Guard(lambda: (list(self.roots), []), self.records.append, self.logs.append,
+                                    **kwargs)
+        self.guard.start()
+        assert self.guard.wait_jobs(WAIT_S), "the start sweep did not finish"
+
+    def until(self, condition, timeout=WAIT_S):
+        limit = time.monotonic() + timeout
+        while time.monotonic() < limit:
+            if condition():
+                return True
+            self.guard.poll(0.05)
+        return condition()
+
+    def paths(self):
+        return [r["path"] for r in self.records]
+
+    def close(self):
+        self.guard.close()
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    root = tmp_path / "sandboxes" / "docker"
+    (root / "task" / "workspace").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def outside(tmp_path):
+    out = tmp_path / "outside"
+    out.mkdir()
+    return out
+
+
+@pytest.fixture
+def guard(sandbox):
+    running = Running([sandbox])
+    yield running
+    running.close()
+
+
+def test_created_setuid_file_is_stripped(guard, sandbox):
+    path = make_file(sandbox / "task" / "workspace" / "suid", 0o4755)
+    assert guard.until(lambda: not privileged(path)), guard.logs
+    assert mode_of(path) == 0o755
+    record = next(r for r in guard.records if r["path"] == path)
+    assert record["actions"] == ["setuid"] and record["mode_before"] == "04755" and record["via"] == "event"
+    assert record["latency_ms"] is not None and record["latency_ms"] >= 0
+
+
+def test_chmod_of_an_existing_file_to_setgid_is_stripped(guard, sandbox):
+    path = make_file(sandbox / "task" / "workspace" / "tool", 0o750)
+    guard.until(lambda: False, timeout=0.3)
+    os.chmod(path, 0o2750)
+    assert guard.until(lambda: not privileged(path)), guard.logs
+    assert mode_of(path) == 0o750
+    assert [r["actions"] for r in guard.records if r["path"] == path] == [["setgid"]]
+
+
+def test_setcap_on_an_existing_file_is_cleared_and_reported(guard, sandbox):
+    path = make_file(sandbox / "task" / "workspace" / "ping", 0o755)
+    guard.until(lambda: False, timeout=0.3)
+    set_caps(path)
+    assert guard.until(lambda: not has_caps(path)), guard.logs
+    record = next(r for r in guard.records if r["path"] == path)
+    assert record["actions"] == ["caps"] and record["caps_before"] == "cap_net_raw=ep"
+    assert mode_of(path) == 0o755
+
+
+def test_file_moved_in_from_outside_is_stripped(guard, sandbox, outside):
+    src = make_file(outside / "suid", 0o4755)
+    guard.until(lambda: False, timeout=0.3)
+    assert privileged(src), "the guard touched a file outside its roots"
+    dest = os.fspath(sandbox / "task" / "moved-in")
+    os.rename(src, dest)
+    assert guard.until(lambda: not privileged(dest)), guard.logs
+
+
+def test_tree_moved_in_is_walked_and_every_file_stripped(guard, sandbox, outside):
+    tree = outside / "dist"
+    deep = tree / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    files = [make_file(deep / ("s%d" % i), 0o6755) for i in range(20)]
+    files.append(make_file(tree / "capped", 0o755))
+    set_caps(files[-1])
+    guard.until(lambda: False, timeout=0.3)
+    assert all(privileged(f) for f in files), "the guard touched files outside its roots"
+    os.rename(tree, sandbox / "task" / "dist")
+    moved = [f.replace(os.fspath(tree), os.fspath(sandbox / "task" / "dist")) for f in files]
+    assert guard.until(lambda: not any(privileged(f) for f in moved)), guard.logs
+    assert guard.guard.stats["trees"] == 1
+    assert guard.until(lambda: len(guard.records) == len(moved))
+    assert sorted(guard.paths()) == sorted(moved)
+    assert {r["via"] for r in guard.records} == {"moved-in tree"}
+
+
+def test_file_outside_the_roots_is_never_touched(guard, outside):
+    path = make_file(outside / "host-suid", 0o4755)
+    set_caps(path)
+    os.chmod(path, 0o4755)
+    guard.until(lambda: False, timeout=1.0)
+    assert mode_of(path) == 0o4755 and has_caps(path)
+    assert guard.records == []
+    assert guard.guard.stats["filtered"] >= 1  # its events arrived and were filtered by directory
+
+
+def test_file_swapped_for_a_symlink_between_event_and_fix_is_not_followed(guard, sandbox, outside):
+    target = make_file(outside / "host-suid", 0o4755)
+    path = sandbox / "task" / "workspace" / "bait"
+    make_file(path, 0o4755)
+    time.sleep(0.2)
+    events = []
+    while True:  # read the events ourselves: the fix has not happened yet
+        batch = fanotify.read_events(guard.guard.fan_fd)
+        if not batch:
+            break
+        events += batch
+    assert any(e.name == b"bait" for e in events)
+    os.unlink(path)
+    os.symlink(target, path)
+    guard.guard.handle_events(events, time.time())
+    assert mode_of(target) == 0o4755, "followed the symlink to a file outside the roots"
+    assert os.path.islink(path)
+    assert guard.records == []
+
+
+def test_directory_swapped_for_a_symlink_between_event_and_fix_is_not_followed(guard, sandbox, outside):
+    work = sandbox / "task" / "workspace"
+    decoy = outside / "decoy"
+    decoy.mkdir()
+    host_file = make_file(decoy / "bin", 0o4755)
+    real = make_file(work / "bin", 0o4755)
+    time.sleep(0.2)
+    events = []
+    while True:
+        batch = fanotify.read_events(guard.guard.fan_fd)
+        if not batch:
+            break
+        events += batch
+    os.rename(work, sandbox / "task" / "workspace.old")  # the event's directory moves away...
+    os.symlink(decoy, work)  # ...and its name now leads outside
+    guard.guard.handle_events(events, time.time())
+    assert mode_of(host_file) == 0o4755, "followed a symlinked directory to a file outside the roots"
+    moved = real.replace("/workspace/", "/workspace.old/")
+    assert not privileged(moved), "the file in the directory the event named was not fixed"
+
+
+def test_queue_overflow_is_followed_by_a_full_sweep(sandbox):
+    running = Running([sandbox])
+    try:
+        burst = sandbox / "task" / "burst"
+        burst.mkdir()
+        limit = int(open("/proc/sys/fs/fanotify/max_queued_events").read())
+        # Not reading while more events than the queue holds arrive (create + close each):
+        # the kernel drops the rest and queues FAN_Q_OVERFLOW. The last file's events are lost.
+        for i in range(limit // 2 + 2000):
+            os.close(os.open(burst / ("f%d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+        lost = make_file(burst / "zz-suid", 0o4755)
+        assert running.until(lambda: running.guard.stats["overflows"] >= 1), running.logs
+        assert running.until(lambda: not privileged(lost)), running.logs
+        assert running.until(lambda: lost in running.paths())
+        assert any("overflow" in line for line in running.logs)
+        assert any(r["path"] == lost and r["via"] == "sweep" for r in running.records)
+    finally:
+        running.close()
+
+
+def test_root_created_after_start_is_swept_then_guarded(tmp_path):
+    late = tmp_path / "late" / "docker"
+    running = Running([late], rescan_interval=0.2)
+    try:
+        assert not running.guard.roots
+        late.mkdir(parents=True)
+        before = make_file(late / "early-suid", 0o4755)  # written before the guard knew the root
+        assert running.until(lambda: not privileged(before)), running.logs
+        assert any("full sweep of %s" % late in line for line in running.logs)
+        after = make_file(late / "later-suid", 0o4755)
+        assert running.until(lambda: not privileged(after)), running.logs
+    finally:
+        running.close()
+
+
+def test_dry_run_reports_and_changes_nothing(sandbox):
+    running = Running([sandbox], dry_run=True)
+    try:
+        path = make_file(sandbox / "task" / "suid", 0o4755)
+        assert running.until(lambda: path in running.paths()), running.logs
+        assert mode_of(path) == 0o4755
+    finally:
+        running.close()
+
+
+def test_files_present_at_start_are_swept(sandbox):
+    old = make_file(sandbox / "task" / "workspace" / "old-suid", 0o4755)
+    running = Running([sandbox])
+    try:
+        assert not privileged(old)
+        assert [r["via"] for r in running.records if r["path"] == old] == ["sweep"]
+    finally:
+        running.close()
+
+
+# -- the command ---------------------------------------------------------------------------
+def guard_cmd(*args):
+    return [sys.executable, "-c", "import sys; from sandboxguard_cli.main import main; sys.exit(main())",
+            "guard", *args]
+
+
+def cli_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = SRC
+    return env
+
+
+def test_cli_prints_one_json_object_per_fixed_file_and_exits_0_on_sigterm(sandbox, tmp_path):
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as err_file:
+        proc = subprocess.Popen(guard_cmd(os.fspath(sandbox), "--json"), stdout=subprocess.PIPE, stderr=err_file,
+                                env=cli_env())
+    try:
+        limit = time.monotonic() + WAIT_S
+        while time.monotonic() < limit and b"done" not in err_path.read_bytes():  # marked, start sweep over
+            time.sleep(0.05)
+        path = make_file(sandbox / "task" / "suid", 0o4755)
+        limit = time.monotonic() + WAIT_S
+        while time.monotonic() < limit and privileged(path):
+            time.sleep(0.02)
+        assert not privileged(path)
+        stopped = time.monotonic()
+        proc.terminate()
+        out = proc.communicate(timeout=5)[0]
+        assert time.monotonic() - stopped < 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = err_path.read_bytes()
+    assert proc.returncode == 0, err
+    records = [json.loads(line) for line in out.decode().splitlines()]
+    assert [r["path"] for r in records] == [path]
+    assert set(records[0]) >= {"path", "actions", "mode_before", "caps_before", "latency_ms"}
+    assert b"stopped:" in err
+
+
+def test_cli_refuses_a_system_path_as_root():
+    proc = subprocess.run(guard_cmd("/usr"), capture_output=True, env=cli_env(), timeout=30)
+    assert proc.returncode == 2
+    lines = proc.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "/usr" in lines[0] and "refusing a system path" in lines[0]
+
+
+def test_cli_without_fanotify_names_the_fallback_and_exits_1():
+    python = "/usr/bin/python3"  # root's pyenv Pythons are not executable by other users (FACTS.md)
+    base = "/var/tmp/sandboxguard-guard-test-%d" % os.getpid()  # /tmp/pytest-of-root is 0700
+    src, sandbox = base + "/src", base + "/sandboxes/docker"
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.copytree(SRC, src)
+    os.makedirs(sandbox)
+    for path in (base, base + "/sandboxes", sandbox):
+        os.chmod(path, 0o755)
+    try:
+        proc = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c",
+             "import sys; sys.path.insert(0, %r); from sandboxguard_cli.main import main; sys.exit(main())" % src,
+             "guard", os.fspath(sandbox)],
+            capture_output=True, timeout=30, cwd="/")
+    finally:
+        shutil.rmtree(src, ignore_errors=True)
+    lines = proc.stderr.decode().strip().splitlines()
+    assert proc.returncode == 1, proc.stderr
+    assert len(lines) == 1, lines
+    assert "need root" in lines[0] and "sandboxguard-sweep.timer" in lines[0] and "sandboxguard watch" in lines[0]
