@@ -76,10 +76,6 @@ def _fsid_key(pair):
     return (pair[0] & 0xFFFFFFFF) | ((pair[1] & 0xFFFFFFFF) << 32)
 
 
-def _proc_name(dir_fd, name):
-    return b"/proc/self/fd/%d/%s" % (dir_fd, name)
-
-
 def _fd_path(fd):
     try:
         return os.readlink("/proc/self/fd/%d" % fd)
@@ -138,7 +134,7 @@ class Guard:
         self.pid = os.getpid()
         self.stats = {"batches": 0, "events": 0, "filtered": 0, "fixed": 0, "sweeps": 0, "overflows": 0,
                       "trees": 0, "errors": 0}
-        self._walker = None
+        self.options = None
         self.next_rescan = 0.0
 
     # -- setup ---------------------------------------------------------------------
@@ -158,9 +154,9 @@ class Guard:
                                                               "(CAP_SYS_ADMIN)") from None
             raise fanotify.FanotifyUnavailable(exc.errno, "this kernel cannot place a fanotify filesystem mark "
                                                           "(%s)" % exc.strerror) from None
-        self._walker = stripmod._Walk(
-            stripmod.new_report([], self.dry_run), self.actions, self.dry_run, None, None, (), "xattr", "strip",
-            True, False, 10, None, False, self.setid_mask)
+        self.options = stripmod.StripOptions(actions=self.actions, dry_run=self.dry_run,
+                                             setuid=bool(self.setid_mask & stat.S_ISUID),
+                                             setgid=bool(self.setid_mask & stat.S_ISGID))
 
     def close(self):
         for job in list(self.jobs.values()):
@@ -322,7 +318,9 @@ class Guard:
         """Fix one entry of a held directory if it is a privileged regular file.
 
         Returns the emitted record or None. Never follows a symlink: the entry is looked
-        at with lstat semantics and changed only through strip's proven handle.
+        at with lstat semantics and changed only through strip.fix_file_at (the proven
+        handle, the same inode as the lstat). The lstat's ctime (when the file last
+        changed, e.g. was made setuid) gives latency_ms.
         """
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -330,31 +328,19 @@ class Guard:
             return None  # gone again
         if not stat.S_ISREG(st.st_mode):
             return None
-        has_setid = st.st_mode & self.setid_mask
-        has_caps = False
-        if self.do_caps:
-            try:
-                has_caps = stripmod.CAP_XATTR in os.listxattr(_proc_name(dir_fd, name), follow_symlinks=False)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOENT, errno.ENOTSUP, errno.EOPNOTSUPP):
-                    self.log("cannot read the xattrs of %s: %s" % (os.fsdecode(name), exc.strerror))
-        if not (has_setid or has_caps):
+        try:
+            entry = stripmod.fix_file_at(dir_fd, name, self.options, expected=(st.st_dev, st.st_ino))
+        except stripmod.ChangedUnderUs:
+            return None  # replaced since the lstat: its own event follows
+        except OSError as exc:
+            self.stats["errors"] += 1
+            self.log("did not fix %s/%s: %s" % (_fd_path(dir_fd), os.fsdecode(name), exc.strerror))
             return None
-        walker = self._walker
-        walker.report = stripmod.new_report([], self.dry_run)
-        walker.counts = walker.report["counts"]
-        dir_path = _fd_path(dir_fd)
-        walker.act_on_file(dir_fd, os.fsdecode(name), st, has_setid, has_caps, False,
-                           stripmod._FileParent(dir_path), dir_path)
-        for err in walker.report["errors"]:
-            if not walker.report["files"]:
-                self.stats["errors"] += 1
-                self.log("did not fix %s: %s" % (err["path"], err["error"]))
-        record = None
-        latency = max(0.0, time.time() - st.st_ctime) * 1000.0
-        for entry in walker.report["files"]:
-            record = file_record(entry, round(latency, 1), "event")
-            self._emit(record)
+        if entry is None:
+            return None
+        entry["path"] = "%s/%s" % (_fd_path(dir_fd), os.fsdecode(name))
+        record = file_record(entry, round(max(0.0, time.time() - st.st_ctime) * 1000.0, 1), "event")
+        self._emit(record)
         return record
 
     def _emit(self, record):
