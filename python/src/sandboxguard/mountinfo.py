@@ -24,7 +24,8 @@ def parse_mountinfo(data):
     """Parse mountinfo text (bytes) into a list of dicts.
 
     Each dict: mount_id (int), parent_id (int), dev ("major:minor"), root (bytes, the
-    path inside the filesystem), mount_point (bytes), fstype (str), source (bytes).
+    path inside the filesystem), mount_point (bytes), options (per-mount options, a
+    list of str such as ["rw", "nosuid"]), fstype (str), source (bytes).
     Malformed lines are skipped.
     """
     mounts = []
@@ -40,6 +41,7 @@ def parse_mountinfo(data):
                 "dev": fields[2].decode("ascii", "replace"),
                 "root": decode_path(fields[3]),
                 "mount_point": decode_path(fields[4]),
+                "options": fields[5].decode("ascii", "replace").split(","),
                 "fstype": fields[sep + 1].decode("utf-8", "replace") if len(fields) > sep + 1 else "",
                 "source": decode_path(fields[sep + 2]) if len(fields) > sep + 2 else b"",
             })
