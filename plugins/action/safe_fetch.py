@@ -8,8 +8,6 @@ the decoding and the landing are the library's (``module_utils/sandboxguard/fetc
 Nothing runs through Python on the target, so targets without Python work too.
 """
 
-import os
-
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
@@ -22,6 +20,7 @@ ARGUMENT_SPEC = {
     "name": {"type": "str"},
     "max_bytes": {"type": "int", "default": fetchlib.DEFAULT_MAX_BYTES},
     "remote_home": {"type": "str"},
+    "remote_hermes_home": {"type": "str"},
     "strict": {"type": "bool", "default": False},
     "private": {"type": "bool", "default": False},
     "executable": {"type": "bool", "default": False},
@@ -49,17 +48,14 @@ class ActionModule(ActionBase):
         if args["max_bytes"] < 0:
             raise AnsibleActionFail("max_bytes must be 0 or more, got %d" % args["max_bytes"])
         dest_dir = self._loader.path_dwim(args["dest"])
-        if not args["strict"] and not self._task.check_mode:
-            try:
-                os.makedirs(dest_dir, mode=0o755, exist_ok=True)
-            except OSError as exc:
-                raise AnsibleActionFail("dest %s: %s; pick a directory the controller user can create"
-                                        % (dest_dir, exc.strerror)) from None
         try:
+            # create_dest: the library makes a missing dest only when a file is about to land,
+            # so a refusal (or check mode, or strict mode) writes nothing on the controller.
             report = fetchlib.fetch(
                 self._exec, args["src"], dest_dir, max_bytes=args["max_bytes"], remote_home=args["remote_home"],
-                strict=args["strict"], name=args["name"], private=args["private"], executable=args["executable"],
-                open_timeout=args["open_timeout"], dry_run=bool(self._task.check_mode),
+                remote_hermes_home=args["remote_hermes_home"], strict=args["strict"], name=args["name"],
+                private=args["private"], executable=args["executable"], open_timeout=args["open_timeout"],
+                dry_run=bool(self._task.check_mode), create_dest=True,
             )
         except fetchlib.FetchError as exc:
             raise AnsibleActionFail(to_text(exc)) from None

@@ -16,10 +16,16 @@ description:
     becoming a way to read its credentials or flood the controller.
   - Before any byte moves, O(src) must be absolute and normalised and must not lie under the
     denylist - system prefixes C(/etc), C(/proc), C(/sys), C(/dev), C(/root), C(/boot),
-    C(/var/log), C(/var/lib), C(/var/run) and C(/run) (except inside O(remote_home)), credential
-    directories C(.ssh), C(.aws), C(.gnupg), C(.kube), C(.docker), C(.config), C(.azure),
-    C(.gcloud), credential files C(.netrc), C(.pgpass), C(.npmrc), C(.pypirc), C(.git-credentials)
-    and the Hermes agent's C(.hermes/.env) and C(.hermes/auth.json) (also per profile).
+    C(/var/log), C(/var/lib), C(/var/run) and C(/run) (except inside O(remote_home)), and the
+    credential stores of the library's one list (C(sandboxguard.credentials)), a superset of the
+    Hermes agent's own denylists - home stores such as C(.ssh), C(.aws), C(.gnupg), C(.kube),
+    C(.docker), C(.config), C(.azure), C(.gcloud), C(.password-store), C(.local/share/keyrings),
+    C(.cargo/credentials.toml), C(.netrc), C(.pgpass), C(.npmrc), C(.pypirc), C(.git-credentials),
+    C(.env), C(Library/Keychains) and the browser profiles, and the Hermes home's own stores
+    (C(.env), C(auth.json), C(auth.lock), C(auth/google_oauth.json), C(config.yaml), C(credentials),
+    C(mcp-tokens), C(pairing), C(sessions), C(browser-profile), C(state.db) and C(kanban.db) with
+    their C(-wal), C(-shm) and C(-journal) files, C(cache/bws_cache.json) and the others Hermes
+    denies) below any C(.hermes), below O(remote_hermes_home) and below each profile of either.
   - The path is then resolved inside the sandbox with C(readlink -f) and the resolved path is
     checked again; a path that cannot be resolved is refused. A symlink to C(~/.ssh/id_rsa) is
     therefore refused without transferring a byte.
@@ -44,13 +50,15 @@ options:
   src:
     description:
       - The file inside the sandbox, as an absolute, normalised path (no C(.), C(..), C(//) or
-        trailing C(/)). Relative paths and C(~) are refused, not expanded.
+        trailing C(/)), or C(~/...) when O(remote_home) is given (read against it, as the Hermes
+        agent does). Relative paths are refused, and so is C(~/...) when O(remote_home) is unset.
     type: str
     required: true
   dest:
     description:
-      - Directory on the controller the file lands in; created (mode C(0755)) when missing.
-        Relative paths are relative to the playbook.
+      - Directory on the controller the file lands in; created (mode C(0755)) when missing, and
+        only when a file is about to land - a refused fetch, strict mode and check mode create
+        nothing. Relative paths are relative to the playbook.
       - Put C({{ inventory_hostname }}) in it to keep one directory per host; unlike
         M(ansible.builtin.fetch), no host or path tree is added.
     type: path
@@ -75,6 +83,14 @@ options:
         of the path and C(/root) stays denylisted. This is the conservative setting for
         sandboxes that cannot confirm their home.
     type: str
+  remote_hermes_home:
+    description:
+      - The sandbox's C(HERMES_HOME) when it is not C(~/.hermes) (for example C(/opt/data)). The
+        Hermes credential stores are then refused below it (and below its C(profiles/<name>)) as
+        they are below every C(.hermes) directory. It is resolved inside the sandbox too, and the
+        resolved path is checked against both spellings.
+    type: str
+    version_added: 0.1.0
   strict:
     description:
       - Strict mode. Nothing is ever fetched; the task reports the refusal (and fails unless
@@ -243,6 +259,16 @@ resolved_home:
   returned: when O(remote_home) is set and the path was resolved
   type: str
   sample: /data/agent
+resolved_hermes_home:
+  description: O(remote_hermes_home) as resolved inside the sandbox; the resolved path is checked against both.
+  returned: when O(remote_hermes_home) is set and the path was resolved
+  type: str
+  sample: /opt/data
+path:
+  description: The absolute path asked for, O(src) with C(~) read against O(remote_home); null when O(src) is not absolute.
+  returned: always
+  type: str
+  sample: /home/agent/out/report.pdf
 fetched:
   description: Whether a file landed in O(dest) (false in check mode).
   returned: always

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 
 import pytest
-from sandboxguard import bwrap
+from sandboxguard import bwrap, credentials, home_mode
 
 # ---------------------------------------------------------------------------
 # Versions
@@ -224,7 +224,21 @@ def test_debian_12_host_without_apparmor_has_no_restriction(tmp_path):
 
 def test_a_docker_container_root_is_recognised(tmp_path):
     _write(tmp_path, "/.dockerenv", "")
-    assert bwrap.in_container(str(tmp_path)) is True
+    assert bwrap.read_host_facts(None, str(tmp_path))["in_container"] is True
+
+
+@pytest.mark.parametrize("files", [
+    {"/proc/1/environ": "PATH=/bin\0container=lxc\0"},
+    {"/proc/1/cgroup": "12:devices:/lxc.payload.c1\n"},
+    {"/run/systemd/container": "lxc\n"},
+])
+def test_an_lxc_container_is_a_container_for_the_probe_and_the_home_mode_alike(tmp_path, files):
+    # One detection function (container.py): the probe and the home mode cannot disagree.
+    for name, text in files.items():
+        _write(tmp_path, name, text)
+    assert bwrap.read_host_facts(None, str(tmp_path))["in_container"] is True
+    assert home_mode.detect_container(str(tmp_path)) is True
+    assert bwrap.detect_container is home_mode.detect_container
 
 
 # ---------------------------------------------------------------------------
@@ -329,6 +343,54 @@ def test_a_credential_store_that_is_a_symlink_is_hidden_at_its_target(tmp_path):
     dirs, files = bwrap.hidden_paths(str(tmp_path))
     assert dirs == [str(tmp_path / "dotfiles" / "ssh")]
     assert files == []
+
+
+def _make_store(home, rel):
+    """Create ``rel`` under ``home`` the way the tool that owns it would: a file for a name
+    with an extension or a known token file, a directory otherwise."""
+    path = home / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if rel in FILE_STORES:
+        path.write_text("secret\n")
+    else:
+        path.mkdir(exist_ok=True)
+        (path / "token").write_text("secret\n")
+    return path
+
+
+FILE_STORES = {".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", ".boto", ".s3cmd", ".env",
+               ".config/git/credentials", ".config/npm/npmrc", ".cargo/credentials", ".cargo/credentials.toml",
+               ".gem/credentials", ".m2/settings.xml", ".gradle/gradle.properties", ".cache/huggingface/token"}
+
+
+@pytest.mark.parametrize("rel", credentials.home_stores("bwrap"))
+def test_every_credential_store_of_the_one_list_is_hidden(tmp_path, rel):
+    path = _make_store(tmp_path, rel)
+    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    assert (dirs if path.is_dir() else files) == [str(path)]
+
+
+def test_the_hidden_set_covers_hermes_denied_home_paths_that_the_old_list_missed(tmp_path):
+    for rel in (".config/rclone", ".local/share/kwalletd", ".cache/huggingface/token", ".boto", ".env"):
+        _make_store(tmp_path, rel)
+    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    assert str(tmp_path / ".config/rclone") in dirs and str(tmp_path / ".local/share/kwalletd") in dirs
+    assert {str(tmp_path / ".cache/huggingface/token"), str(tmp_path / ".boto"), str(tmp_path / ".env")} <= set(files)
+
+
+def test_a_hermes_home_elsewhere_is_hidden_and_a_store_inside_a_hidden_one_is_covered(tmp_path):
+    home, hermes = tmp_path / "home", tmp_path / "opt" / "hermes"
+    (home / ".hermes" / "profiles").mkdir(parents=True)
+    hermes.mkdir(parents=True)
+    dirs, _files = bwrap.hidden_paths(str(home), hermes_home=str(hermes))
+    assert dirs == [str(home / ".hermes"), str(hermes)]
+    dirs, _files = bwrap.hidden_paths(str(home), hermes_home=str(home / ".hermes" / "profiles"))
+    assert dirs == [str(home / ".hermes")]
+
+
+def test_a_store_that_links_to_the_home_itself_is_not_hidden(tmp_path):
+    (tmp_path / ".vaults").symlink_to(tmp_path)
+    assert bwrap.hidden_paths(str(tmp_path)) == ([], [])
 
 
 def test_credential_stores_under_home_are_found(tmp_path):

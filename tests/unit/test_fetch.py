@@ -4,6 +4,7 @@
 import base64
 
 import pytest
+from sandboxguard import credentials
 from sandboxguard import fetch as F
 
 HOME = "/home/agent"
@@ -67,52 +68,98 @@ def test_home_must_be_absolute_and_normalised(home):
 
 # ---------------------------------------------------------------- credential names
 
-CREDENTIAL_NAMES = F.CREDENTIAL_DIRS + F.CREDENTIAL_FILES
+# The one list (credentials.py): every entry fetch applies, in both tables, is refused.
+FETCH_HOME_STORES = credentials.home_stores("fetch")
+HERMES_STORES = credentials.hermes_stores()
+# Single-component stores, for the tests that place a name at a depth.
+SINGLE_NAMES = tuple(s for s in FETCH_HOME_STORES if "/" not in s)
 
 
-@pytest.mark.parametrize("name", F.CREDENTIAL_DIRS)
-def test_credential_directory_and_its_contents_under_known_home_are_denylisted(name):
-    assert code("%s/%s" % (HOME, name), HOME) == "denylisted"
-    assert code("%s/%s/some/file" % (HOME, name), HOME) == "denylisted"
+@pytest.mark.parametrize("store", FETCH_HOME_STORES)
+def test_every_home_store_and_its_contents_under_a_known_home_is_denylisted(store):
+    assert code("%s/%s" % (HOME, store), HOME) == "denylisted"
+    assert code("%s/%s/some/file" % (HOME, store), HOME) == "denylisted"
 
 
-@pytest.mark.parametrize("name", F.CREDENTIAL_FILES)
-def test_credential_file_under_known_home_is_denylisted(name):
-    assert code("%s/%s" % (HOME, name), HOME) == "denylisted"
+@pytest.mark.parametrize("store", FETCH_HOME_STORES)
+def test_every_home_store_deeper_under_a_known_home_is_denylisted(store):
+    assert code("%s/project/%s/x" % (HOME, store), HOME) == "denylisted"
 
 
-@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
-def test_credential_name_deeper_under_known_home_is_denylisted(name):
-    assert code("%s/project/%s/x" % (HOME, name), HOME) == "denylisted"
+@pytest.mark.parametrize("store", FETCH_HOME_STORES)
+def test_every_home_store_outside_a_known_home_is_allowed(store):
+    assert code("/srv/work/%s/x" % store, HOME) is None
 
 
-@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
-def test_credential_name_outside_a_known_home_is_allowed(name):
-    assert code("/srv/work/%s/x" % name, HOME) is None
+@pytest.mark.parametrize("store", FETCH_HOME_STORES)
+def test_every_home_store_at_any_depth_is_denylisted_when_home_unknown(store):
+    assert code("/%s" % store) == "denylisted"
+    assert code("/srv/work/%s" % store) == "denylisted"
+    assert code("/a/b/c/%s/d" % store) == "denylisted"
 
 
-@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
-def test_credential_name_at_any_depth_is_denylisted_when_home_unknown(name):
-    assert code("/%s" % name) == "denylisted"
-    assert code("/srv/work/%s" % name) == "denylisted"
-    assert code("/a/b/c/%s/d" % name) == "denylisted"
-
-
-@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
+@pytest.mark.parametrize("name", SINGLE_NAMES)
 def test_credential_lookalike_names_are_allowed(name):
     assert code("%s/%sx" % (HOME, name), HOME) is None
     assert code("/srv/x%s" % name) is None
 
 
-@pytest.mark.parametrize("name", F.HERMES_CREDENTIAL_FILES)
+def test_a_partial_multi_component_store_is_not_a_store():
+    # .cargo is a toolchain directory; only its token files are stores.
+    assert code(HOME + "/.cargo/bin/cargo", HOME) is None
+    assert code(HOME + "/.cargo/credentials.toml", HOME) == "denylisted"
+    assert code("/srv/Library/Caches/x") is None
+
+
+@pytest.mark.parametrize("store", HERMES_STORES)
 @pytest.mark.parametrize("home", [None, HOME])
-def test_hermes_credential_files_are_denylisted(name, home):
-    assert code("%s/.hermes/%s" % (HOME, name), home) == "denylisted"
-    assert code("%s/.hermes/profiles/eval/%s" % (HOME, name), home) == "denylisted"
+def test_every_hermes_store_under_dot_hermes_is_denylisted(store, home):
+    assert code("%s/.hermes/%s" % (HOME, store), home) == "denylisted"
+    assert code("%s/.hermes/%s/inner" % (HOME, store), home) == "denylisted"
+    assert code("%s/.hermes/profiles/eval/%s" % (HOME, store), home) == "denylisted"
 
 
-def test_other_hermes_files_are_allowed():
-    assert code(HOME + "/.hermes/cache/documents/chart.png", HOME) is None
+@pytest.mark.parametrize("store", HERMES_STORES)
+def test_every_hermes_store_under_the_known_hermes_home_is_denylisted(store):
+    hermes_home = "/opt/data"
+    assert F.check_path("/opt/data/%s" % store, HOME, [hermes_home])[0] == "denylisted"
+    assert F.check_path("/opt/data/profiles/eval/%s" % store, HOME, [hermes_home])[0] == "denylisted"
+    # Without the Hermes home the same path is an ordinary file outside the home.
+    assert code("/opt/data/%s" % store, HOME) is None
+
+
+@pytest.mark.parametrize("path", [
+    "/.hermes/mcp-tokens/github.json", "/.hermes/credentials/x", "/.hermes/auth/google_oauth.json",
+    "/.hermes/cache/bws_cache.json", "/.hermes/state.db", "/.hermes/state.db-wal", "/.hermes/state.db-shm",
+    "/.hermes/state.db-journal", "/.hermes/sessions/s1.jsonl", "/.hermes/pairing/codes",
+    "/.hermes/browser-profile/Default/Cookies", "/.hermes/kanban.db", "/.hermes/auth.lock",
+    "/.hermes/config.yaml", "/Library/Keychains/login.keychain-db", "/.password-store/x.gpg",
+    "/.local/share/keyrings/login.keyring", "/.cargo/credentials.toml",
+])
+@pytest.mark.parametrize("home", [None, HOME])
+def test_the_stores_the_issue_names_are_denylisted(path, home):
+    assert code(HOME + path, home) == "denylisted"
+
+
+@pytest.mark.parametrize("name", ["auth.json", ".env"])
+@pytest.mark.parametrize("home", [None, HOME])
+def test_hermes_token_names_are_denylisted_at_any_depth_below_dot_hermes(name, home):
+    assert code("%s/.hermes/skills/tool/%s" % (HOME, name), home) == "denylisted"
+
+
+@pytest.mark.parametrize("path", [
+    HOME + "/.hermes/cache/documents/chart.png", HOME + "/.hermes/skills/x/SKILL.md",
+    HOME + "/.hermes/logs/agent.log", HOME + "/.hermes/state.dbx", HOME + "/.hermes/profiles/eval/notes.md",
+    HOME + "/project/sessions/x.txt", HOME + "/project/config.yaml",
+])
+def test_other_hermes_files_are_allowed(path):
+    assert code(path, HOME) is None
+
+
+def test_hermes_home_must_be_absolute_and_normalised():
+    for bad in ("data", "/opt/data/", "/opt//data", "/"):
+        with pytest.raises(F.FetchError, match="Hermes home"):
+            F.check_path("/tmp/x", HOME, [bad])
 
 
 def test_the_reason_names_the_matched_rule():
@@ -122,9 +169,28 @@ def test_the_reason_names_the_matched_rule():
 
 # ---------------------------------------------------------------- shape of the path
 
-@pytest.mark.parametrize("path", ["report.pdf", "out/report.pdf", "./report.pdf", "~/report.pdf", ""])
+@pytest.mark.parametrize("path", ["report.pdf", "out/report.pdf", "./report.pdf", "~report.pdf", "~agent/x", ""])
 def test_relative_path_is_refused(path):
     assert code(path, HOME) == "not_absolute"
+
+
+@pytest.mark.parametrize("path", ["~/report.pdf", "~", "~/out/report.pdf"])
+def test_tilde_path_is_refused_when_the_home_is_unknown(path):
+    problem = F.check_path(path)
+    assert problem[0] == "not_absolute"
+    assert "home" in problem[1] and "not known" in problem[1]
+
+
+def test_tilde_path_is_read_against_a_known_home():
+    assert F.expand_home("~/out/report.pdf", HOME) == HOME + "/out/report.pdf"
+    assert F.expand_home("~", HOME) == HOME
+    assert F.expand_home("~/out/report.pdf", None) == "~/out/report.pdf"
+    assert code("~/out/report.pdf", HOME) is None
+
+
+@pytest.mark.parametrize("path", ["~/.ssh/id_rsa", "~/.hermes/auth.json", "~/../../etc/shadow", "~/a/../b"])
+def test_tilde_path_against_a_known_home_passes_the_same_checks(path):
+    assert code(path, HOME) in ("denylisted", "not_normalised")
 
 
 @pytest.mark.parametrize("path", [

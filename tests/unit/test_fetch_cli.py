@@ -77,7 +77,7 @@ def test_refused_file_exits_1_and_says_which_rule(tree):
     proc = cli("--local", str(home / "link"), "--dest", str(dest))
     assert proc.returncode == 1
     assert proc.stdout.startswith("refused ")
-    assert "credential directory .ssh" in proc.stdout
+    assert "credential store .ssh" in proc.stdout
 
 
 def test_strict_exits_1_without_needing_a_destination(tree):

@@ -373,3 +373,83 @@ def test_dry_run_still_refuses(home, dest):
     (home / "out" / "k").symlink_to(home / ".ssh" / "id_rsa")
     report = run(ShellChannel("dash"), home / "out" / "k", dest, home, dry_run=True)
     assert report["refused_code"] == "denylisted"
+
+
+# ---------------------------------------------------------------- nothing on a refusal (issue 10 item 19)
+
+@pytest.mark.parametrize("src", ["/etc/shadow", "{home}/.ssh/id_rsa", "{home}/keylink", "{home}/missing"])
+def test_a_refused_fetch_creates_no_destination_directory(channel, home, tmp_path, src):
+    (home / "keylink").symlink_to(home / ".ssh" / "id_rsa")
+    dest = tmp_path / "made" / "later"
+    report = run(channel, src.format(home=home), dest, home, create_dest=True)
+    assert report["refused"] and not report["fetched"]
+    assert not (tmp_path / "made").exists()
+
+
+def test_an_allowed_fetch_creates_the_missing_destination_directory_when_it_lands(channel, home, tmp_path):
+    (home / "out" / "r.txt").write_bytes(b"report\n")
+    dest = tmp_path / "made" / "later"
+    report = run(channel, home / "out" / "r.txt", dest, home, create_dest=True)
+    assert report["fetched"] and (dest / "r.txt").read_bytes() == b"report\n"
+    assert stat.S_IMODE(os.stat(dest).st_mode) & 0o777 == 0o755 & ~_umask()
+
+
+def test_a_dry_run_with_create_dest_creates_nothing(channel, home, tmp_path):
+    (home / "out" / "r.txt").write_bytes(b"report\n")
+    report = run(channel, home / "out" / "r.txt", tmp_path / "made", home, create_dest=True, dry_run=True)
+    assert report["changed"] and not report["fetched"]
+    assert not (tmp_path / "made").exists()
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# ---------------------------------------------------------------- ~ and the Hermes home (items 20, 7)
+
+def test_a_tilde_source_is_fetched_against_the_known_home(channel, home, dest):
+    (home / "out" / "r.txt").write_bytes(b"report\n")
+    report = F.fetch(channel, "~/out/r.txt", str(dest), remote_home=str(home))
+    assert report["fetched"], report["refused"]
+    assert report["path"] == str(home / "out" / "r.txt")
+    assert (dest / "r.txt").read_bytes() == b"report\n"
+
+
+def test_a_tilde_source_is_refused_when_the_home_is_unknown(channel, home, dest):
+    report = F.fetch(channel, "~/out/r.txt", str(dest))
+    assert (report["stage"], report["refused_code"]) == ("pass1", "not_absolute")
+    assert list(dest.iterdir()) == []
+
+
+def test_a_tilde_source_naming_a_credential_store_is_refused_before_the_channel(home, dest):
+    calls = []
+    report = F.fetch(calls.append, "~/.ssh/id_rsa", str(dest), remote_home=str(home))
+    assert (report["stage"], report["refused_code"]) == ("pass1", "denylisted")
+    assert calls == []
+
+
+def test_a_symlink_into_a_store_of_the_known_hermes_home_is_refused(channel, home, dest, tmp_path):
+    hermes = tmp_path / "opt" / "hermes"
+    (hermes / "mcp-tokens").mkdir(parents=True)
+    (hermes / "mcp-tokens" / "github.json").write_bytes(b'{"token": "x"}\n')
+    (home / "out" / "chart.png").symlink_to(hermes / "mcp-tokens" / "github.json")
+    report = F.fetch(channel, str(home / "out" / "chart.png"), str(dest), remote_home=str(home),
+                     remote_hermes_home=str(hermes))
+    assert (report["stage"], report["refused_code"]) == ("pass2", "denylisted")
+    assert "mcp-tokens" in report["refused"]
+    assert list(dest.iterdir()) == []
+
+
+def test_a_hermes_home_given_through_a_symlink_still_protects_its_stores(channel, home, dest, tmp_path):
+    hermes = tmp_path / "opt" / "hermes"
+    hermes.mkdir(parents=True)
+    (hermes / "state.db-wal").write_bytes(b"wal\n")
+    alias = tmp_path / "hermes-alias"
+    alias.symlink_to(hermes)
+    (home / "out" / "log.txt").symlink_to(hermes / "state.db-wal")
+    report = F.fetch(channel, str(home / "out" / "log.txt"), str(dest), remote_home=str(home),
+                     remote_hermes_home=str(alias))
+    assert report["resolved_hermes_home"] == str(hermes)
+    assert (report["stage"], report["refused_code"]) == ("pass2", "denylisted")

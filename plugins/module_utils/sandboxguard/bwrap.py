@@ -25,6 +25,9 @@ import stat
 import subprocess
 import time
 
+from . import credentials
+from .container import detect_container
+
 DEFAULT_MIN_VERSION = "0.9.0"
 DEFAULT_TIMEOUT_S = 20
 DEFAULT_PROFILE = "workspace"
@@ -34,17 +37,6 @@ DEFAULT_LIMITS = {"memory_mb": 256, "cpu_seconds": 30, "max_procs": 256}
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DOCKER_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
 APPARMOR_PROFILE_NAME = "sandboxguard-bwrap"
-
-# Credential stores the backend hides whatever the allowlist says (seed 004), relative
-# to the home directory. Directories become an empty tmpfs, files an empty file.
-CREDENTIAL_STORES = (
-    ".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".npmrc", ".pypirc",
-    ".pgpass", ".git-credentials", ".config/gh", ".config/gcloud", ".azure",
-    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
-    ".local/share/keyrings", ".password-store", ".hermes",
-    ".cargo/credentials.toml", ".cargo/credentials", ".gem/credentials", ".m2/settings.xml",
-    ".config/npm/npmrc",
-)
 
 # Every check the probe can run inside the sandbox, in report order.
 ISOLATION_CHECKS = (
@@ -254,14 +246,6 @@ def apparmor_profiles_for(bwrap_path, root="/"):
     return found
 
 
-def in_container(root="/"):
-    """Best guess whether ``root`` is a container's view (Docker, Podman)."""
-    if os.path.exists(os.path.join(root, ".dockerenv")) or os.path.exists(os.path.join(root, "run/.containerenv")):
-        return True
-    cgroup = _read_text(root, "/proc/1/cgroup") or ""
-    return any(word in cgroup for word in ("/docker/", "/libpod", "/containerd/", "/kubepods"))
-
-
 def read_host_facts(bwrap_path=None, root="/"):
     """Read the user namespace knobs and AppArmor state under ``root`` (effectful: reads files)."""
     apparmor_enabled = (_read_text(root, "/sys/module/apparmor/parameters/enabled") or "").strip() == "Y"
@@ -277,7 +261,7 @@ def read_host_facts(bwrap_path=None, root="/"):
             "profiles": profiles,
             "attached": any(p["loaded"] and p["grants_userns"] for p in profiles),
         },
-        "in_container": in_container(root),
+        "in_container": detect_container(root),
     }
 
 
@@ -566,29 +550,42 @@ def plan_isolation_checks(*, home, uid, profile, limits, prlimit_path, host_pid,
     return plan
 
 
-def hidden_paths(home, root="/"):
-    """(directories, files) of the credential stores that exist under ``home``."""
+def _root_relative(full, root):
+    return full if root == "/" else "/" + os.path.relpath(full, root).lstrip("/")
+
+
+def hidden_paths(home, root="/", hermes_home=None):
+    """(directories, files) the sandbox must hide for ``home``: every credential store of the
+    one list (``credentials.home_stores("bwrap")``, the Hermes home ``~/.hermes`` included)
+    and ``hermes_home`` when it lies elsewhere, that exists under ``root``.
+
+    Reads the file system (lstat/stat/realpath under ``root``). A store that is a symlink (a
+    dotfiles repository) is hidden at its target; one that resolves to the home directory
+    or above it is skipped, since hiding it would hide the home; a path inside another
+    hidden path is covered by it and dropped.
+    """
     dirs, files = [], []
     if not home:
         return dirs, files
-    for rel in CREDENTIAL_STORES:
-        path = os.path.join(home, rel)
+    real_home = _root_relative(os.path.realpath(os.path.join(root, home.lstrip("/"))), root)
+    found = []
+    for path in credentials.hidden_roots(home, hermes_home, "bwrap"):
         full = os.path.join(root, path.lstrip("/"))
         try:
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
-                # A store that is a symlink (a dotfiles repository) is hidden at its target.
                 target = os.path.realpath(full)
                 st = os.stat(target)
-                path = "/" + os.path.relpath(target, root).lstrip("/") if root != "/" else target
+                path = _root_relative(target, root)
         except OSError:
             continue
-        if path in dirs or path in files:
+        if credentials.under(real_home, path) or path in (p for p, _d in found):
             continue
-        if stat.S_ISDIR(st.st_mode):
-            dirs.append(path)
-        else:
-            files.append(path)
+        found.append((path, stat.S_ISDIR(st.st_mode)))
+    for path, is_dir in found:
+        if any(other != path and credentials.under(path, other) for other, _d in found):
+            continue
+        (dirs if is_dir else files).append(path)
     return dirs, files
 
 
@@ -710,7 +707,7 @@ def _not_run(plan, why):
 
 
 def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DEFAULT_PROFILE, limits=None,
-          bwrap=None, root="/", timeout=DEFAULT_TIMEOUT_S, euid=None):
+          bwrap=None, root="/", timeout=DEFAULT_TIMEOUT_S, euid=None, hermes_home=None):
     """Probe bubblewrap on this host as the agent user and run the isolation checks (effectful).
 
     Reads facts under ``root`` and starts ``bwrap --version`` and the real sandbox; changes
@@ -771,7 +768,7 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
         report["isolation"] = _not_run(plan, "the probe did not run: " + who["message"])
     else:
         report["user"] = {"name": who["name"], "uid": who["uid"], "home": who["home"]}
-        hidden_dirs, hidden_files = hidden_paths(who["home"], root)
+        hidden_dirs, hidden_files = hidden_paths(who["home"], root, hermes_home)
         sockets = existing_docker_sockets(root)
         marker_fd, marker = _make_marker()
         try:

@@ -15,7 +15,8 @@ normalised copy of the settings with errors and warnings, never raises on bad in
 """
 import os
 
-from .bwrap import CREDENTIAL_STORES, DEFAULT_LIMITS, DEFAULT_PROFILE, PROFILES
+from . import credentials
+from .bwrap import DEFAULT_LIMITS, DEFAULT_PROFILE, PROFILES
 
 SETTING_KEYS = ("profile", "memory_mb", "cpu_seconds", "max_procs", "binds", "home_allow")
 # home_allow names a dot entry at the top of home, or one child of these (seed 004).
@@ -43,9 +44,8 @@ def _as_bool(value):
 
 
 def is_credential_store(rel):
-    """True when a home-relative path is a credential store or lies inside one."""
-    rel = rel.strip("/")
-    return any(rel == store or rel.startswith(store + "/") for store in CREDENTIAL_STORES)
+    """True when a home-relative path is a credential store the backend hides, or lies inside one."""
+    return credentials.is_home_store(rel, "bwrap")
 
 
 def _check_home_allow(entries, errors, warnings):
@@ -151,7 +151,7 @@ def validate_plugin_settings(settings, home=None, root="/"):
             errors.append("%s must be a non-negative integer (0 disables the limit), got %r" % (key, settings[key]))
         else:
             out[key] = value
-    hidden_roots = [os.path.join(home, s) for s in CREDENTIAL_STORES] if home else []
+    hidden_roots = credentials.hidden_roots(home, None, "bwrap")
     out["binds"] = _check_binds(settings.get("binds"), errors, warnings, root, hidden_roots)
     out["home_allow"] = _check_home_allow(settings.get("home_allow"), errors, warnings)
     return {"settings": out, "errors": errors, "warnings": warnings}

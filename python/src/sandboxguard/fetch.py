@@ -49,6 +49,7 @@ import stat
 import time
 import unicodedata
 
+from . import credentials
 from .report import mode_text
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -60,12 +61,8 @@ SYSTEM_PREFIXES = (
     "/etc", "/proc", "/sys", "/dev", "/root", "/boot",
     "/var/log", "/var/lib", "/var/run", "/run",
 )
-CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config", ".azure", ".gcloud")
-CREDENTIAL_FILES = (".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials")
-# Hermes keeps its API keys in .hermes/.env and its OAuth tokens in .hermes/auth.json,
-# the same per profile under .hermes/profiles/<name>/.
-HERMES_DIR = ".hermes"
-HERMES_CREDENTIAL_FILES = (".env", "auth.json")
+# The credential stores (home-relative and Hermes-home-relative) are in credentials.py,
+# the one list fetch, the bubblewrap probe and the settings validator share.
 
 MODE_PUBLIC = 0o644
 MODE_PRIVATE = 0o600
@@ -111,34 +108,78 @@ def check_home(home):
     return home
 
 
-def _credential_reason(parts, where):
-    """Look for a credential name in path components ``parts``; return a reason or None."""
-    for index, part in enumerate(parts):
-        if part in CREDENTIAL_DIRS:
-            return "credential directory %s %s" % (part, where)
-        if part in CREDENTIAL_FILES:
-            return "credential file %s %s" % (part, where)
-        if part == HERMES_DIR and parts[-1] in HERMES_CREDENTIAL_FILES and index < len(parts) - 1:
-            return "Hermes credential file %s/.../%s %s" % (HERMES_DIR, parts[-1], where)
+def check_hermes_home(hermes_home):
+    """Validate a known Hermes home inside the sandbox (HERMES_HOME); return it, or raise FetchError."""
+    if hermes_home is None:
+        return None
+    if not isinstance(hermes_home, str) or not hermes_home.startswith("/"):
+        raise FetchError("remote Hermes home %r must be an absolute path such as /home/agent/.hermes"
+                         % (hermes_home,))
+    if (_CONTROL.search(hermes_home) or posixpath.normpath(hermes_home) != hermes_home
+            or hermes_home.startswith("//")):
+        raise FetchError("remote Hermes home %r must be a normalised path (no '.', '..', '//' or trailing '/')"
+                         % (hermes_home,))
+    if hermes_home == "/":
+        raise FetchError("remote Hermes home '/' would make every path a Hermes path; give the real HERMES_HOME")
+    return hermes_home
+
+
+def expand_home(path, home):
+    """``~`` and ``~/...`` spelled against a known sandbox home; any other path unchanged.
+
+    With the home unknown the path is returned as it is, and :func:`check_path` refuses it.
+    """
+    if home is not None and isinstance(path, str) and (path == "~" or path.startswith("~/")):
+        rest = path[2:]
+        return home + ("/" + rest if rest else "")
+    return path
+
+
+def _credential_reason(path, home, hermes_homes):
+    """Which credential store ``path`` names, as a sentence, or None (see :func:`check_path`)."""
+    if home is None:
+        reason = credentials.match_components(path.split("/")[1:], "fetch")
+        if reason:
+            return "%s (home unknown: matched at any depth)" % reason
+    elif _under(path, home) and path != home:
+        reason = credentials.match_components(credentials.relative_parts(path, home), "fetch")
+        if reason:
+            return "%s under the sandbox home %s" % (reason, home)
+    for hermes_home in hermes_homes:
+        if hermes_home and _under(path, hermes_home) and path != hermes_home:
+            found = credentials.match_hermes_relative(credentials.relative_parts(path, hermes_home))
+            if found:
+                return "Hermes credential store %s under the Hermes home %s" % (found, hermes_home)
     return None
 
 
-def check_path(path, home=None):
+def check_path(path, home=None, hermes_homes=()):
     """Pass 1 and pass 2: return None when ``path`` may be fetched, else (code, reason).
 
     ``path`` must be absolute and normalised (no ``.``/``..`` components, no ``//``, no
-    trailing ``/``) and free of control characters. It is refused under the system
-    prefixes (except inside ``home``) and when it names a credential directory or file:
-    below ``home`` when the home is known, at any depth when it is not (``home=None``).
-    Pure: no file system access.
+    trailing ``/``) and free of control characters; ``~/...`` is read against ``home``
+    (:func:`expand_home`) and refused when the home is unknown. It is refused under the
+    system prefixes (except inside ``home``) and when it names a credential store of
+    ``credentials.HOME_STORES`` (a directory, anything inside it, or a file): below ``home``
+    when the home is known, at any depth when it is not (``home=None``). The stores of
+    ``credentials.HERMES_STORES`` are refused below any ``.hermes`` directory of that scope
+    and below each of ``hermes_homes`` (the sandbox's known HERMES_HOME, as given and as
+    resolved), also per profile (``profiles/<name>/``). Pure: no file system access.
     """
     home = check_home(home)
+    if isinstance(hermes_homes, str):
+        hermes_homes = (hermes_homes,)
+    hermes_homes = [check_hermes_home(h) for h in hermes_homes if h is not None]
+    path = expand_home(path, home)
     if not isinstance(path, str) or not path:
         return ("not_absolute", "path %r is empty; give an absolute path inside the sandbox" % (path,))
     if _CONTROL.search(path):
         return ("control_character", "path %r contains a control character" % (path,))
     if any("\udc80" <= ch <= "\udcff" for ch in path):
         return ("not_utf8", "path %r is not valid UTF-8" % (path,))
+    if path == "~" or path.startswith("~/"):
+        return ("not_absolute", "path %s is relative to the sandbox home, which is not known; give the home "
+                                "(remote_home) or an absolute path" % path)
     if not path.startswith("/"):
         return ("not_absolute", "path %s is relative; give an absolute path inside the sandbox" % path)
     if path.startswith("//") or posixpath.normpath(path) != path:
@@ -153,12 +194,7 @@ def check_path(path, home=None):
     for prefix in SYSTEM_PREFIXES:
         if _under(path, prefix) and not in_home:
             return ("denylisted", "%s lies under the system prefix %s" % (path, prefix))
-    if home is None:
-        reason = _credential_reason(path.split("/")[1:], "(home unknown: matched at any depth)")
-    elif in_home and path != home:
-        reason = _credential_reason(path[len(home) + 1:].split("/"), "under the sandbox home %s" % home)
-    else:
-        reason = None
+    reason = _credential_reason(path, home, hermes_homes)
     if reason:
         return ("denylisted", "%s is a %s" % (path, reason))
     return None
@@ -229,6 +265,13 @@ if [ -n "$h" ]; then
   rh=${rh%%x}; rh=${rh%%?}
   say "HOME $(printf '%%s' "$rh" | od -An -v -tx1 | tr -d ' \n')"
 fi
+hh=%(hermes_home)s
+if [ -n "$hh" ]; then
+  rhh=$(readlink -f -- "$hh" 2>/dev/null && printf x) ||
+    refuse unresolvable "readlink -f cannot resolve the Hermes home $hh"
+  rhh=${rhh%%x}; rhh=${rhh%%?}
+  say "HHOME $(printf '%%s' "$rhh" | od -An -v -tx1 | tr -d ' \n')"
+fi
 say DONE
 """
 
@@ -282,10 +325,11 @@ def new_token():
     return secrets.token_hex(12)
 
 
-def resolve_program(path, token, home=None):
-    """The sandbox program of the resolve step (the path, and the home when known), as an argv."""
+def resolve_program(path, token, home=None, hermes_home=None):
+    """The sandbox program of the resolve step (the path, and the homes when known), as an argv."""
     _check_token(token)
-    return ["/bin/sh", "-c", _RESOLVE % {"token": token, "path": shlex.quote(path), "home": shlex.quote(home or "")}]
+    return ["/bin/sh", "-c", _RESOLVE % {"token": token, "path": shlex.quote(path), "home": shlex.quote(home or ""),
+                                         "hermes_home": shlex.quote(hermes_home or "")}]
 
 
 def read_program(resolved, token, max_bytes=DEFAULT_MAX_BYTES, open_timeout=DEFAULT_OPEN_TIMEOUT_S):
@@ -304,16 +348,21 @@ def _check_token(token):
 
 # ---------------------------------------------------------------- parsing the output
 
+_PATH_RECORDS = {b"RESOLVED": "resolved", b"HOME": "resolved_home", b"HHOME": "resolved_hermes_home"}
+
+
 def parse_output(stdout, token):
     """Split the program's stdout into records; everything without the token is noise.
 
     Returns {"refuse_code": str or None, "refuse_reason": str or None, "resolved": bytes or None,
-    "resolved_home": bytes or None, "stat": bool (a STAT line came), "mode": int, "nlink": int,
-    "size": int, "begin": bool, "end": bool, "done": bool, "data": [bytes lines], "noise": int}.
+    "resolved_home": bytes or None, "resolved_hermes_home": bytes or None, "stat": bool (a STAT line
+    came), "mode": int, "nlink": int, "size": int, "begin": bool, "end": bool, "done": bool,
+    "data": [bytes lines], "noise": int}.
     Raises ValueError on a malformed tagged line.
     """
     prefix = token.encode() + b":"
-    result = {"refuse_code": None, "refuse_reason": None, "resolved": None, "resolved_home": None, "stat": False,
+    result = {"refuse_code": None, "refuse_reason": None, "resolved": None, "resolved_home": None,
+              "resolved_hermes_home": None, "stat": False,
               "mode": 0, "nlink": 0, "size": 0, "begin": False, "end": False,
               "done": False, "data": [], "noise": 0}
     for raw in stdout.split(b"\n"):
@@ -330,11 +379,10 @@ def parse_output(stdout, token):
         elif rest.startswith(b"REFUSE "):
             code, _sep, reason = rest[7:].decode("utf-8", "replace").partition(" ")
             result["refuse_code"], result["refuse_reason"] = code, reason
-        elif rest.startswith((b"RESOLVED ", b"HOME ")):
+        elif rest.startswith((b"RESOLVED ", b"HOME ", b"HHOME ")):
             key, _sep, hexpath = rest.partition(b" ")
             try:
-                result[key.decode().lower() if key == b"RESOLVED" else "resolved_home"] = binascii.unhexlify(
-                    hexpath.strip())
+                result[_PATH_RECORDS[key]] = binascii.unhexlify(hexpath.strip())
             except (binascii.Error, ValueError):
                 raise ValueError("malformed %s line" % key.decode()) from None
         elif rest.startswith(b"STAT "):
@@ -455,14 +503,19 @@ def _same_content(dfd, name, data):
 
 # ---------------------------------------------------------------- the whole protocol
 
-def _report(src, dest_dir, max_bytes, home, strict):
+def _report(src, dest_dir, max_bytes, home, hermes_home, strict):
     return {
-        "src": src, "resolved": None, "dest": None, "dest_dir": dest_dir, "fetched": False,
+        "src": src, "path": None, "resolved": None, "dest": None, "dest_dir": dest_dir, "fetched": False,
         "changed": False, "refused": None, "refused_code": None, "stage": None,
         "size": None, "sha256": None, "mode": None, "remote_mode": None,
-        "max_bytes": max_bytes, "remote_home": home, "resolved_home": None, "strict": bool(strict),
+        "max_bytes": max_bytes, "remote_home": home, "resolved_home": None,
+        "remote_hermes_home": hermes_home, "resolved_hermes_home": None, "strict": bool(strict),
         "bytes_received": 0, "noise_lines": 0, "elapsed": 0.0,
     }
+
+
+class _Refused(Exception):
+    """One step refused; carries (stage, code, reason) up to :func:`fetch`."""
 
 
 def _refuse(report, stage, code, reason, started):
@@ -482,22 +535,121 @@ def _run(exec_fn, argv, report):
     return rc, out, err or b""
 
 
-def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, strict=False, name=None,
-          private=False, executable=False, overwrite=True, open_timeout=DEFAULT_OPEN_TIMEOUT_S,
-          dry_run=False, after_pass2=None):
+def _parse(out, token, stage, report):
+    try:
+        parsed = parse_output(out, token)
+    except ValueError as exc:
+        raise _Refused(stage, "protocol", "malformed sandbox output: %s" % exc) from None
+    report["noise_lines"] += parsed["noise"]
+    return parsed
+
+
+def _resolve_step(exec_fn, path, home, hermes_home, report):
+    """Step 3: ``readlink -f`` of the path and of the homes in the sandbox; returns the homes to check against."""
+    token = new_token()
+    rc, out, err = _run(exec_fn, resolve_program(path, token, home, hermes_home), report)
+    parsed = _parse(out, token, "resolve", report)
+    if parsed["refuse_code"]:
+        raise _Refused("resolve", parsed["refuse_code"], "%s: %s" % (path, parsed["refuse_reason"]))
+    if parsed["resolved"] is None or not parsed["done"]:
+        raise _Refused("resolve", "protocol", "the sandbox did not report a resolved path (exit status %s%s)"
+                       % (rc, _first_line(err)))
+    report["resolved"] = parsed["resolved"].decode("utf-8", "surrogateescape")
+    # A home may itself be (or lie under) a symlink, /home/agent -> /data/agent: the resolved
+    # path must then pass the check against the resolved home as well.
+    homes, hermes_homes = [home], [hermes_home]
+    for given, key, checker, found in ((home, "resolved_home", check_home, homes),
+                                       (hermes_home, "resolved_hermes_home", check_hermes_home, hermes_homes)):
+        if given is None:
+            continue
+        if parsed[key] is None:
+            raise _Refused("resolve", "protocol", "the sandbox did not report its resolved %s"
+                           % ("home" if key == "resolved_home" else "Hermes home"))
+        resolved = parsed[key].decode("utf-8", "surrogateescape")
+        report[key] = resolved
+        try:
+            found.append(checker(resolved))
+        except FetchError as exc:
+            raise _Refused("pass2", "denylisted", "%s resolves to %s: %s" % (given, resolved, exc)) from None
+    return homes, [h for h in hermes_homes if h is not None]
+
+
+def _pass2(resolved, homes, hermes_homes):
+    """Step 4: the resolved path against every spelling of the homes."""
+    for candidate in homes:
+        problem = check_path(resolved, candidate, hermes_homes)
+        if problem:
+            raise _Refused("pass2", problem[0], "resolved to %s: %s" % (resolved, problem[1]))
+
+
+def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
+    """Steps 5 and 6: read through the checked descriptor, verify and decode; returns the bytes."""
+    token = new_token()
+    rc, out, err = _run(exec_fn, read_program(resolved, token, max_bytes, open_timeout), report)
+    if len(out) > output_limit(max_bytes):
+        raise _Refused("read", "too_large", "the sandbox sent %d bytes, more than max_bytes=%d allows"
+                       % (len(out), max_bytes))
+    parsed = _parse(out, token, "read", report)
+    if parsed["stat"]:
+        report["remote_mode"] = mode_text(parsed["mode"])
+    if parsed["refuse_code"]:
+        raise _Refused("read", parsed["refuse_code"], "%s: %s" % (resolved, parsed["refuse_reason"]))
+    if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
+        raise _Refused("read", "protocol",
+                       "the sandbox program ended early (exit status %s%s; -9/137 means the open watchdog killed it)"
+                       % (rc, _first_line(err)))
+    mode_bits, nlink, size = parsed["mode"], parsed["nlink"], parsed["size"]
+    # The same decisions as inside the sandbox, on the values the sandbox reported.
+    if not stat.S_ISREG(mode_bits):
+        raise _Refused("read", "not_regular", "%s: not a regular file" % resolved)
+    if nlink != 1:
+        raise _Refused("read", "hard_link", "%s: %d hard links" % (resolved, nlink))
+    if size > max_bytes:
+        raise _Refused("read", "too_large", "%s: %d bytes > max_bytes=%d" % (resolved, size, max_bytes))
+    try:
+        data = decode_payload(parsed["data"])
+    except ValueError as exc:
+        raise _Refused("decode", "decode", "%s: %s" % (resolved, exc)) from None
+    if len(data) > max_bytes:
+        raise _Refused("decode", "too_large", "%s: more than max_bytes=%d bytes arrived although the size said %d"
+                       % (resolved, max_bytes, size))
+    if len(data) != size:
+        raise _Refused("decode", "changed", "%s: %d bytes arrived but the descriptor said %d (file changed while "
+                       "read?)" % (resolved, len(data), size))
+    return data
+
+
+def _make_dest_dir(dest_dir):
+    """Create a missing destination directory (and parents) at 0755, just before landing."""
+    try:
+        os.makedirs(dest_dir, mode=0o755, exist_ok=True)
+    except OSError as exc:
+        raise FetchError("destination directory %s: %s; pick a directory this user can create"
+                         % (dest_dir, exc.strerror)) from None
+
+
+def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, remote_hermes_home=None,
+          strict=False, name=None, private=False, executable=False, overwrite=True,
+          open_timeout=DEFAULT_OPEN_TIMEOUT_S, dry_run=False, create_dest=False, after_pass2=None):
     """Fetch ``src`` from the sandbox behind ``exec_fn`` into ``dest_dir``; return a report.
 
-    ``exec_fn(argv) -> (rc, stdout, stderr)`` runs ``argv`` in the sandbox. The report has
-    ``fetched`` and ``changed`` (bools), ``dest``, ``size``, ``sha256``, ``mode`` of what
-    landed, ``remote_mode`` (octal string, setid bits shown but never carried), ``refused``
-    (a sentence, or None) with ``refused_code`` and ``stage`` (strict, pass1, resolve,
-    pass2, read, decode, done), and ``bytes_received`` (every stdout+stderr byte the
-    channel delivered). A channel with a ``max_output`` attribute (ours) gets it set to
-    ``output_limit(max_bytes)``. ``after_pass2`` is a hook called between pass 2 and the
-    read (tests use it to swap names in). ``dry_run`` (check mode) runs every check and the
-    transfer, reports whether the destination would change, and writes nothing (``fetched``
-    false). Bad input (a malformed home, a missing destination) raises FetchError; so do
-    our transports when the channel fails; other exceptions of ``exec_fn`` propagate.
+    ``exec_fn(argv) -> (rc, stdout, stderr)`` runs ``argv`` in the sandbox. ``src`` is an
+    absolute path, or ``~/...`` when ``remote_home`` is known (refused when it is not); the
+    report's ``path`` is the absolute path asked for. ``remote_hermes_home`` is the
+    sandbox's HERMES_HOME when known: its credential stores are refused as those of
+    ``~/.hermes`` are. The report has ``fetched`` and ``changed`` (bools), ``dest``,
+    ``size``, ``sha256``, ``mode`` of what landed, ``remote_mode`` (octal string, setid
+    bits shown but never carried), ``refused`` (a sentence, or None) with ``refused_code``
+    and ``stage`` (strict, pass1, resolve, pass2, read, decode, done), and
+    ``bytes_received`` (every stdout+stderr byte the channel delivered). A channel with a
+    ``max_output`` attribute (ours) gets it set to ``output_limit(max_bytes)``.
+    ``after_pass2`` is a hook called between pass 2 and the read (tests use it to swap
+    names in). ``dry_run`` (check mode) runs every check and the transfer, reports whether
+    the destination would change, and writes nothing (``fetched`` false). A missing
+    ``dest_dir`` is an error unless ``create_dest``: then it is created only when a file
+    is about to land, so a refusal or a dry run writes nothing at all. Bad input (a
+    malformed home, a missing destination) raises FetchError; so do our transports when
+    the channel fails; other exceptions of ``exec_fn`` propagate.
     """
     started = time.monotonic()
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
@@ -506,92 +658,28 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         # Our transports stop reading there; see output_limit().
         exec_fn.max_output = output_limit(max_bytes)
     home = check_home(remote_home)
-    report = _report(src, dest_dir, max_bytes, home, strict)
+    hermes_home = check_hermes_home(remote_hermes_home)
+    report = _report(src, dest_dir, max_bytes, home, hermes_home, strict)
     if strict:
         return _refuse(report, "strict", "strict", "strict mode: remote files are never fetched", started)
-    if not os.path.isdir(dest_dir) and not (dry_run and not os.path.lexists(dest_dir)):
+    if not os.path.isdir(dest_dir) and not ((create_dest or dry_run) and not os.path.lexists(dest_dir)):
         raise FetchError("destination directory %s does not exist; create it first" % dest_dir)
-    target_name = safe_name(name if name else src if isinstance(src, str) else "")
-
-    problem = check_path(src, home)
-    if problem:
-        return _refuse(report, "pass1", problem[0], problem[1], started)
-
-    token = new_token()
-    rc, out, err = _run(exec_fn, resolve_program(src, token, home), report)
+    path = expand_home(src, home)
+    report["path"] = path if isinstance(path, str) and path.startswith("/") else None
+    target_name = safe_name(name if name else path if isinstance(path, str) else "")
     try:
-        parsed = parse_output(out, token)
-    except ValueError as exc:
-        return _refuse(report, "resolve", "protocol", "malformed sandbox output: %s" % exc, started)
-    report["noise_lines"] += parsed["noise"]
-    if parsed["refuse_code"]:
-        return _refuse(report, "resolve", parsed["refuse_code"], "%s: %s" % (src, parsed["refuse_reason"]), started)
-    if parsed["resolved"] is None or not parsed["done"]:
-        return _refuse(report, "resolve", "protocol", "the sandbox did not report a resolved path (exit status %s%s)"
-                       % (rc, _first_line(err)), started)
-    resolved = parsed["resolved"].decode("utf-8", "surrogateescape")
-    report["resolved"] = resolved
-
-    homes = [home]
-    if home is not None:
-        # The home may itself be (or lie under) a symlink, /home/agent -> /data/agent: the
-        # resolved path must then pass the check against the resolved home as well.
-        if parsed["resolved_home"] is None:
-            return _refuse(report, "resolve", "protocol", "the sandbox did not report its resolved home", started)
-        resolved_home = parsed["resolved_home"].decode("utf-8", "surrogateescape")
-        report["resolved_home"] = resolved_home
-        try:
-            homes.append(check_home(resolved_home))
-        except FetchError as exc:
-            return _refuse(report, "pass2", "denylisted", "the home %s resolves to %s: %s" % (home, resolved_home, exc),
-                           started)
-    for candidate in homes:
-        problem = check_path(resolved, candidate)
+        problem = check_path(path, home, [hermes_home])
         if problem:
-            return _refuse(report, "pass2", problem[0], "resolved to %s: %s" % (resolved, problem[1]), started)
-
-    if after_pass2 is not None:
-        after_pass2(resolved)
-
-    token = new_token()
-    rc, out, err = _run(exec_fn, read_program(resolved, token, max_bytes, open_timeout), report)
-    if len(out) > output_limit(max_bytes):
-        return _refuse(report, "read", "too_large",
-                       "the sandbox sent %d bytes, more than max_bytes=%d allows" % (len(out), max_bytes), started)
-    try:
-        parsed = parse_output(out, token)
-    except ValueError as exc:
-        return _refuse(report, "read", "protocol", "malformed sandbox output: %s" % exc, started)
-    report["noise_lines"] += parsed["noise"]
-    if parsed["stat"]:
-        report["remote_mode"] = mode_text(parsed["mode"])
-    if parsed["refuse_code"]:
-        return _refuse(report, "read", parsed["refuse_code"], "%s: %s" % (resolved, parsed["refuse_reason"]), started)
-    if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
-        return _refuse(report, "read", "protocol",
-                       "the sandbox program ended early (exit status %s%s; -9/137 means the open watchdog killed it)"
-                       % (rc, _first_line(err)), started)
-    mode_bits, nlink, size = parsed["mode"], parsed["nlink"], parsed["size"]
-    # The same decisions as inside the sandbox, on the values the sandbox reported.
-    if not stat.S_ISREG(mode_bits):
-        return _refuse(report, "read", "not_regular", "%s: not a regular file" % resolved, started)
-    if nlink != 1:
-        return _refuse(report, "read", "hard_link", "%s: %d hard links" % (resolved, nlink), started)
-    if size > max_bytes:
-        return _refuse(report, "read", "too_large", "%s: %d bytes > max_bytes=%d" % (resolved, size, max_bytes),
-                       started)
-    try:
-        data = decode_payload(parsed["data"])
-    except ValueError as exc:
-        return _refuse(report, "decode", "decode", "%s: %s" % (resolved, exc), started)
-    if len(data) > max_bytes:
-        return _refuse(report, "decode", "too_large",
-                       "%s: more than max_bytes=%d bytes arrived although the size said %d" % (resolved, max_bytes,
-                                                                                               size), started)
-    if len(data) != size:
-        return _refuse(report, "decode", "changed",
-                       "%s: %d bytes arrived but the descriptor said %d (file changed while read?)"
-                       % (resolved, len(data), size), started)
+            raise _Refused("pass1", problem[0], problem[1])
+        homes, hermes_homes = _resolve_step(exec_fn, path, home, hermes_home, report)
+        _pass2(report["resolved"], homes, hermes_homes)
+        if after_pass2 is not None:
+            after_pass2(report["resolved"])
+        data = _read_step(exec_fn, report["resolved"], max_bytes, open_timeout, report)
+    except _Refused as refusal:
+        return _refuse(report, *refusal.args, started)
+    if create_dest and not dry_run:
+        _make_dest_dir(dest_dir)
     dest, mode, changed = land_file(data, dest_dir, target_name, private=private, executable=executable,
                                     overwrite=overwrite, dry_run=dry_run)
     report.update(dest=dest, fetched=not dry_run, changed=changed, size=len(data),

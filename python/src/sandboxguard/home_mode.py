@@ -30,6 +30,10 @@ import os
 import shlex
 import tempfile
 
+# One container detection for the whole library (container.py); re-exported here, where
+# the home mode's ``auto`` rule uses it.
+from .container import detect_container
+
 DEFAULT_MODE = "auto"
 MODES = ("auto", "real", "profile")
 MODE_ALIASES = {
@@ -123,28 +127,6 @@ def account_home(uid=None):
         return pwd.getpwuid(os.getuid() if uid is None else uid).pw_dir or None
     except (ImportError, KeyError):
         return None
-
-
-def detect_container(root="/"):
-    """True when this process runs in a container (docker, podman, lxc, kubernetes).
-
-    Reads ``/.dockerenv``, ``/run/.containerenv`` and ``/proc/1/cgroup`` under *root*,
-    and PID 1's ``container=`` environment marker when readable.
-    """
-    if os.path.exists(os.path.join(root, ".dockerenv")) or os.path.exists(os.path.join(root, "run", ".containerenv")):
-        return True
-    try:
-        with open(os.path.join(root, "proc", "1", "cgroup"), encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-        if any(word in text for word in ("docker", "kubepods", "lxc", "libpod", "containerd")):
-            return True
-    except OSError:
-        pass
-    try:
-        with open(os.path.join(root, "proc", "1", "environ"), "rb") as handle:
-            return any(item.startswith(b"container=") for item in handle.read().split(b"\0"))
-    except OSError:
-        return False
 
 
 def real_home(env, account=None, isdir=os.path.isdir):

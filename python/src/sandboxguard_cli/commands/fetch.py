@@ -40,7 +40,8 @@ def register(subparsers):
     where.add_argument("--docker", metavar="CONTAINER",
                        help="the sandbox is a running container (needs the Docker SDK)")
     where.add_argument("--local", action="store_true", help="the sandbox is this machine (sh runs locally)")
-    parser.add_argument("src", metavar="SRC", help="absolute, normalised path of the file inside the sandbox")
+    parser.add_argument("src", metavar="SRC", help="absolute, normalised path of the file inside the sandbox "
+                                                  "(or ~/PATH with --remote-home)")
     parser.add_argument("--dest", required=True, metavar="DIR", help="existing directory the file lands in")
     parser.add_argument("--name", metavar="NAME", help="file name in DIR (default: the basename of SRC, made safe)")
     parser.add_argument("--max-bytes", default=str(fetchlib.DEFAULT_MAX_BYTES), metavar="SIZE",
@@ -48,6 +49,9 @@ def register(subparsers):
     parser.add_argument("--remote-home", metavar="DIR",
                         help="the sandbox user's home; unknown by default, which matches credential names at "
                              "any depth and keeps /root denylisted")
+    parser.add_argument("--remote-hermes-home", metavar="DIR",
+                        help="the sandbox's HERMES_HOME when it is not ~/.hermes; its credential stores are refused "
+                             "as those of every .hermes directory are")
     parser.add_argument("--strict", action="store_true", help="strict mode: never fetch (reports the refusal)")
     parser.add_argument("--private", action="store_true", help="land with mode 0600 instead of 0644")
     parser.add_argument("--executable", action="store_true", help="add execute bits (never setuid/setgid)")
@@ -99,12 +103,17 @@ def run(args):
         fetchlib.check_home(args.remote_home)
     except fetchlib.FetchError as exc:
         raise UsageError("--remote-home: %s" % exc) from None
+    try:
+        fetchlib.check_hermes_home(args.remote_hermes_home)
+    except fetchlib.FetchError as exc:
+        raise UsageError("--remote-hermes-home: %s" % exc) from None
     if not args.strict and not os.path.isdir(args.dest):
         raise UsageError("--dest %s: no such directory; create it first" % args.dest)
     channel = _channel(args)
     try:
         report = fetchlib.fetch(channel, args.src, args.dest, max_bytes=max_bytes, remote_home=args.remote_home,
-                                strict=args.strict, name=args.name, private=args.private,
+                                remote_hermes_home=args.remote_hermes_home, strict=args.strict, name=args.name,
+                                private=args.private,
                                 executable=args.executable, overwrite=not args.no_overwrite)
     except fetchlib.TransportUnavailable as exc:
         raise UsageError(str(exc)) from None
