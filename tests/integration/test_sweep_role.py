@@ -85,6 +85,10 @@ def host(tmp_path, client):
         "sandbox_sweep_hermes_homes": str(home) + ",",  # an AWX survey string
         "sandbox_sweep_timer": "false",
         "sandbox_sweep_watch_events": "false",
+        # No systemd here for the guard; nosuid mounts and their units have their own tests
+        # (test_nosuid_mount.py, molecule/sandbox_guard) and would outlive this temp dir.
+        "sandbox_sweep_guard": "false",
+        "sandbox_sweep_nosuid_mount": "false",
         "sandbox_sweep_now": "true",
         "sandbox_sweep_docker_sdk": "none",
         "sandbox_sweep_python": sys.executable,
@@ -108,6 +112,7 @@ def installed(tmp_path_factory):
     (tmp_path / "bin").mkdir()
     variables = {"sandbox_sweep_hermes_homes": [str(home)], "sandbox_sweep_timer": False,
                  "sandbox_sweep_watch_events": False, "sandbox_sweep_now": False,
+                 "sandbox_sweep_guard": False, "sandbox_sweep_nosuid_mount": False,
                  "sandbox_sweep_docker_sdk": "none", "sandbox_sweep_python": sys.executable,
                  "sandbox_sweep_install_dir": str(tmp_path / "lib"),
                  "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard")}

@@ -28,6 +28,11 @@ def register(subparsers):
                              "(repeatable; default without PATH: $HERMES_HOME or ~/.hermes)")
     parser.add_argument("--sandbox-dir", metavar="DIR", default=os.environ.get("TERMINAL_SANDBOX_DIR"),
                         help="TERMINAL_SANDBOX_DIR: <DIR>/docker is guarded (default: from the environment)")
+    parser.add_argument("--root", action="append", default=[], metavar="DIR",
+                        help="an extra root the operator names that may not exist yet (repeatable; guarded once "
+                             "it does; refused like PATH when it is a system path)")
+    parser.add_argument("--probe", action="store_true",
+                        help="only check that fanotify works here: exit 0, or 1 with the reason and the fallback")
     parser.add_argument("--no-caps", action="store_true", help="leave file capabilities alone")
     parser.add_argument("--no-setid", action="store_true", help="leave setuid/setgid bits alone")
     parser.add_argument("--dry-run", action="store_true", help="report what would be stripped; change nothing")
@@ -40,17 +45,17 @@ def register(subparsers):
 def _homes(args):
     if args.hermes_home:
         return args.hermes_home
-    if args.paths or args.sandbox_dir:
+    if args.paths or args.sandbox_dir or args.root:
         return []
     env = os.environ.get("HERMES_HOME")
     return [env] if env else [os.path.join(os.path.expanduser("~"), ".hermes")]
 
 
-def roots_source(paths, homes, sandbox_dir):
+def roots_source(paths, homes, sandbox_dir, extra_roots=()):
     """A callable for Guard: explicit roots as given, derived roots resolved again each time."""
     def source():
         profiles = {home: sandboxes.list_profile_names(home) for home in homes}
-        derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, (), profiles)
+        derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, extra_roots, profiles)
         usable, refused = sandboxes.resolve_roots(derived, os.path.realpath)
         roots = [(p, "operator") for p in paths] + [(r["realpath"], r["source"]) for r in usable]
         return roots, refused
@@ -78,7 +83,7 @@ def run_guard(args):
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir), emit, log, dry_run=args.dry_run,
+    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir, args.root), emit, log, dry_run=args.dry_run,
                            caps=not args.no_caps, setuid=not args.no_setid, setgid=not args.no_setid,
                            rescan_interval=args.rescan_interval)
     try:
@@ -86,6 +91,10 @@ def run_guard(args):
     except fanotify.FanotifyUnavailable as exc:
         log("no real-time strip: %s; falling back: %s" % (exc.strerror or exc, guardmod.FALLBACK))
         return EXIT_FINDINGS
+    if args.probe:
+        guard.close()
+        log("fanotify works here (filesystem marks with file handles and names)")
+        return EXIT_OK
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
