@@ -69,7 +69,7 @@ notes:
   - Supports check mode and diff mode; the diff shows each changed C(config.yaml) and C(.env).
   - The agent reads the mode when a terminal starts; running agents pick it up on their next terminal.
 seealso:
-  - module: sandboxguard.boundary.boundary_leaks_info
+  - module: sandboxguard.boundary.leaks_info
 """
 
 EXAMPLES = r"""

@@ -1,10 +1,10 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""terminal_home and boundary_leaks_info as Ansible runs them, on a real user's home.
+"""terminal_home and leaks_info as Ansible runs them, on a real user's home.
 
 terminal_home: check mode changes nothing, diff shows each file, a second run reports no
 change, files and the profile home belong to the home's owner, and the installed shim
-works for that user. boundary_leaks_info: a job installed with the real crontab, a
+works for that user. leaks_info: a job installed with the real crontab, a
 script, a user unit with its timer enabled and a /tmp/ab-* run dir are each found.
 """
 import json
@@ -142,7 +142,7 @@ def test_leak_audit_finds_each_planted_item(agent):
     old = time.time() - 3 * 86400
     os.utime(run_dir, (old, old))
     try:
-        result = run_module("boundary_leaks_info", {"users": [name]}, "--check")
+        result = run_module("leaks_info", {"users": [name]}, "--check")
     finally:
         os.rmdir(run_dir)
     assert result["changed"] is False
@@ -158,6 +158,38 @@ def test_leak_audit_finds_each_planted_item(agent):
 
 def test_leak_audit_can_gate_on_leaks(agent):
     subprocess.run(["crontab", "-u", agent["name"], "-"], input=b"@daily x\n", check=True)
-    result = run_module("boundary_leaks_info", {"users": agent["name"], "fail_on_leaks": True})
+    result = run_module("leaks_info", {"users": agent["name"], "fail_on_leaks": True})
     assert result.get("failed") is True
     assert "cron_job=1" in result["msg"]
+
+
+def test_old_module_name_still_works_through_the_redirect_and_warns(agent):
+    old = run_module("boundary_leaks_info", {"users": [agent["name"]]}, "--check")
+    new = run_module("leaks_info", {"users": [agent["name"]]}, "--check")
+    assert "failed" not in old and old["leaks"] == new["leaks"]
+    assert old["users"] == [agent["name"]]
+    [deprecation] = old["deprecations"]
+    assert deprecation["version"] == "2.0.0"
+    assert "boundary_leaks_info" in deprecation["msg"] and "sandboxguard.boundary.leaks_info" in deprecation["msg"]
+    assert not new.get("deprecations")
+
+
+def test_old_module_name_works_in_a_playbook_and_warns(agent, tmp_path):
+    playbook = tmp_path / "old-name.yml"
+    playbook.write_text(
+        "- hosts: localhost\n"
+        "  gather_facts: false\n"
+        "  tasks:\n"
+        "    - sandboxguard.boundary.boundary_leaks_info:\n"
+        "        users: [%s]\n"
+        "      register: audit\n"
+        "    - ansible.builtin.assert:\n"
+        "        that: [audit.leaks == 0, \"audit.users == ['%s']\"]\n" % (agent["name"], agent["name"]))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([os.path.join(TOP, ".venv", "bin", "ansible-playbook"),
+                           str(playbook)], capture_output=True, text=True, env=env, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    output = " ".join((proc.stdout + proc.stderr).split())
+    assert "[DEPRECATION WARNING]: sandboxguard.boundary.boundary_leaks_info has been deprecated" in output
+    assert "renamed sandboxguard.boundary.leaks_info" in output

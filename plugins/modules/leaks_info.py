@@ -4,7 +4,7 @@
 
 DOCUMENTATION = r"""
 ---
-module: boundary_leaks_info
+module: leaks_info
 short_description: List what agents left outside their sandbox on a host
 description:
   - Finds the leftovers an agent's terminal children leave when they inherit the real C(HOME), crontab and
@@ -49,13 +49,15 @@ options:
     default: false
 notes:
   - Supports check mode (it never changes anything).
+  - Named C(sandboxguard.boundary.boundary_leaks_info) before 0.2.0; that name redirects here with a deprecation
+    warning until 2.0.0.
 seealso:
   - module: sandboxguard.boundary.terminal_home
 """
 
 EXAMPLES = r"""
 - name: What did eval runs leave behind?
-  sandboxguard.boundary.boundary_leaks_info:
+  sandboxguard.boundary.leaks_info:
   become: true
   register: leaks
 
@@ -65,7 +67,7 @@ EXAMPLES = r"""
   loop: "{{ leaks.findings }}"
 
 - name: Gate a CI host on a clean state
-  sandboxguard.boundary.boundary_leaks_info:
+  sandboxguard.boundary.leaks_info:
     users: [ci-agent]
     min_age: 3600
     fail_on_leaks: true
