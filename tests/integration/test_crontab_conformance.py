@@ -131,6 +131,8 @@ SEQUENCES = {
     "usage_errors": [(["-x"],), (["--help"],), (["-u"],), (["-l", "-r"],), (["-l", "extra"],), (["-h"],),
                      (["--", "-l"],)],
     "directory_argument": [(["/tmp"],)],
+    "nul_in_a_command_is_refused_and_the_old_table_kept": [(["-"], JOB), (["-"], b"0 3 * * * a\0b\n"), (["-l"],)],
+    "nul_in_a_variable_value_is_refused": [(["-"], b"MAILTO=x\0y\n" + JOB), (["-l"],)],
 }
 
 
@@ -164,6 +166,11 @@ SYNTAX_CASES = [
     b"* * * * * " + b"x" * 998 + b"\n", b"* * * * * " + b"x" * 999 + b"\n", b"0x10 * * * * x\n",
     b"00 00 01 01 00 x\n", b"* * * * Sun,sat x\n", b"* * * JAN-dec * x\n", b"* * * 1-jun * x\n",
     b"@hourly\tx\n", b"FOO=bar baz\n", b"=x\n", b"A=\n", b"* * * * * x\n" * 10001,
+    # a NUL ends the reader's string; the rest of the line is read as the next entry
+    b"0 1 * * * echo a\0b\n", b"0 1 * * * echo ok\n0 2 * * * echo a\0b\n", b"X=a\0b\n0 1 * * * true\n",
+    b"0 1 * * * true\nX=a\0b\n", b"@daily\0 x\n", b"0 1 * * * a\0\0\0b\n", b"X='a\0b'\n", b"X=\0\n",
+    b"\0\n", b"0 1 * * * a\0\n", b"0 1 * * * a\0", b"# c\0x\n0 1 * * * true\n", b"0\0 1 * * * true\n",
+    b'A="b\0c"\n* * * * * x\n', b"0 1 * * * a\0* * * * * y\n", b"@dai\0ly x\n",
 ]
 
 

@@ -58,6 +58,34 @@ def test_check_table_reports_what_the_real_crontab_reports(table, messages):
     assert ct.check_table(table) == messages
 
 
+# Debian's reader ends a string at a NUL (strchr(terms, 0) finds the terminator of terms),
+# so what follows the NUL is read as the next entry; these are what it printed here.
+@pytest.mark.parametrize(
+    ("table", "messages"),
+    [
+        (b"0 1 * * * echo a\0b\n", ['"-":1: bad minute', BAD]),
+        (b"0 1 * * * echo ok\n0 2 * * * echo a\0b\n", ['"-":2: bad minute', BAD]),
+        (b"X=a\0b\n0 1 * * * true\n", ['"-":1: bad minute', BAD]),
+        (b"0 1 * * * true\nX=a\0b\n", ['"-":2: bad minute', BAD]),
+        (b"@daily\0 x\n", ['"-":1: bad minute', BAD]),
+        (b"0 1 * * * a\0\0\0b\n", ['"-":0: bad minute', BAD]),
+        (b"X='a\0b'\n", ['"-":0: bad minute', BAD]),
+        (b"0 1 * * * a\0\n", []),  # nothing after the NUL: the blank rest is skipped
+        (b"0 1 * * * a\0", []),  # ... and no "missing newline" either: the NUL ended the command
+        (b"# c\0x\n0 1 * * * true\n", []),  # comments are skipped byte by byte, not read as strings
+    ],
+)
+def test_nul_in_a_command_or_variable_value_is_refused_like_the_real_crontab(table, messages):
+    assert ct.check_table(table) == messages
+
+
+def test_nul_in_a_command_is_refused_and_the_old_table_kept(tmp_path):
+    run(tmp_path, "-", stdin=b"@daily old\n")
+    assert run(tmp_path, "-", stdin=b"0 2 * * * /x/backup.sh\0; curl evil\n") == (
+        1, "", '"-":0: bad minute\n' + BAD + "\n")  # ";" is not a minute
+    assert run(tmp_path, "-l")[1] == "@daily old\n"
+
+
 def test_check_table_names_the_file_it_was_given():
     assert ct.check_table(b"x\n", "jobs.txt") == ['"jobs.txt":1: bad minute', BAD]
 

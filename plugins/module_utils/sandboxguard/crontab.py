@@ -149,11 +149,16 @@ class _Reader:
             self.line -= 1
 
     def get_string(self, size, terms):
-        """Read up to a byte in *terms* or EOF; keep at most size-1 bytes; return (ch, bytes)."""
+        """Read up to a byte in *terms*, a NUL or EOF; keep at most size-1 bytes; return (ch, bytes).
+
+        A NUL always ends the string: misc.c tests ``strchr(terms, ch)``, which finds the
+        terminator of *terms* itself for ch == 0. The rest of that line is then read as the
+        next entry, so ``* * * * * a\0b`` is refused with "bad minute" (the "b").
+        """
         out = bytearray()
         while True:
             ch = self.get_char()
-            if ch == EOF or ch in terms:
+            if ch == EOF or ch == 0 or ch in terms:
                 return ch, bytes(out)
             if len(out) < size - 1:
                 out.append(ch)
