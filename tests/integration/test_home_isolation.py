@@ -32,6 +32,9 @@ SRC = os.path.join(TOP, "python", "src")
 SYSTEM_PYTHON = "/usr/bin/python3"
 SPOOL_TABLE = "/var/spool/cron/crontabs/%s"
 
+XDG_WRITES = (".config/autostart/leak.desktop", ".config/systemd/user/leak.service", ".local/share/leak",
+              ".local/state/leak", ".cache/leak")
+
 CHILD = r"""
 set -u
 echo "0 2 * * * $HOME/.hermes/scripts/backup.sh" | crontab -
@@ -42,6 +45,11 @@ mkdir -p ~/.hermes/scripts && echo 'tar czf /backups/b.tgz /data' > ~/.hermes/sc
 mktemp > "$OUT/mktemp.txt"
 python3 -c 'import tempfile; print(tempfile.mkdtemp(prefix="ab-"))' > "$OUT/mkdtemp.txt"
 echo "$HOME" > "$OUT/home.txt"
+mkdir -p "${XDG_CONFIG_HOME:-$HOME/.config}/autostart" "${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user"
+echo '[Desktop Entry]' > "${XDG_CONFIG_HOME:-$HOME/.config}/autostart/leak.desktop"
+echo '[Service]' > "${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user/leak.service"
+mkdir -p "${XDG_DATA_HOME:-$HOME/.local/share}/leak" "${XDG_STATE_HOME:-$HOME/.local/state}/leak" \
+    "${XDG_CACHE_HOME:-$HOME/.cache}/leak"
 """
 
 ISOLATE_WITH_LIBRARY = r"""
@@ -119,6 +127,11 @@ def agent(tmp_path_factory):
     os.chown(os.path.join(runtime, "systemd"), entry.pw_uid, entry.pw_gid)
     env = {"HOME": entry.pw_dir, "USER": name, "LOGNAME": name, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
            "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + bus_path,
+           # a login session exports these pointing into the real home
+           "XDG_CONFIG_HOME": os.path.join(entry.pw_dir, ".config"),
+           "XDG_DATA_HOME": os.path.join(entry.pw_dir, ".local", "share"),
+           "XDG_STATE_HOME": os.path.join(entry.pw_dir, ".local", "state"),
+           "XDG_CACHE_HOME": os.path.join(entry.pw_dir, ".cache"),
            "PYTHONPATH": lib, "OUT": out}
     try:
         yield {"name": name, "uid": entry.pw_uid, "gid": entry.pw_gid, "home": entry.pw_dir, "env": env,
@@ -160,6 +173,10 @@ def assert_everything_landed_in_the_run_dir(agent, tmp_before):
     assert os.path.isfile(os.path.join(run, "home", ".hermes", "scripts", "backup.sh"))
     assert not os.path.exists(os.path.join(agent["home"], "x"))
     assert not os.path.exists(os.path.join(agent["home"], ".hermes"))
+    # XDG base directories: autostart entries and user units land in the profile home
+    for sub in XDG_WRITES:
+        assert os.path.exists(os.path.join(run, "home", sub)), sub
+        assert not os.path.exists(os.path.join(agent["home"], sub)), sub
     # temp files are in the scratch dir, and /tmp got nothing new from this user
     scratch = os.path.join(run, "cache", "scratch") + os.sep
     assert read(agent, "mktemp.txt").startswith(scratch)
@@ -191,6 +208,8 @@ def test_without_isolation_the_same_child_leaks_everywhere(agent):
     assert agent["bus"].connections > 0
     assert os.path.isfile(os.path.join(agent["home"], "x"))
     assert os.path.isfile(os.path.join(agent["home"], ".hermes", "scripts", "backup.sh"))
+    for sub in XDG_WRITES:
+        assert os.path.exists(os.path.join(agent["home"], sub)), sub
     assert read(agent, "mktemp.txt").startswith("/tmp/")
     for key in ("mktemp.txt", "mkdtemp.txt"):
         path = read(agent, key)
@@ -231,3 +250,56 @@ def test_home_env_refuses_an_unknown_mode(tmp_path):
     assert proc.returncode == 2
     assert "--mode" in proc.stderr and "profile" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_eval_run_wrapper_child_stays_in_the_run_dir(agent):
+    from sandboxguard import home_mode  # noqa: PLC0415
+
+    bin_dir = os.path.join(os.path.dirname(agent["lib"]), "eval-bin")
+    home_mode.install_eval_tools(bin_dir, python=SYSTEM_PYTHON)
+    os.chmod(bin_dir, 0o755)
+    tmp_before = tmp_entries_of(agent["uid"])
+    proc = run_as_agent(agent, [os.path.join(bin_dir, home_mode.EVAL_WRAPPER_NAME), agent["run"], "/bin/sh", "-c",
+                                CHILD])
+    assert proc.returncode == 0, proc.stderr
+    assert_everything_landed_in_the_run_dir(agent, tmp_before)
+
+
+def test_home_env_json_points_the_xdg_base_dirs_into_the_profile_home(tmp_path):
+    env = dict(os.environ, PYTHONPATH=SRC, XDG_CONFIG_HOME="/root/.config", XDG_DATA_HOME="/root/.local/share",
+               XDG_STATE_HOME="/root/.local/state", XDG_CACHE_HOME="/root/.cache")
+    proc = subprocess.run([sys.executable, "-m", "sandboxguard_cli", "home-env", "--hermes-home", str(tmp_path),
+                           "--json"], env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["env"]
+    home = str(tmp_path / "home")
+    assert report["XDG_CONFIG_HOME"] == home + "/.config"
+    assert report["XDG_DATA_HOME"] == home + "/.local/share"
+    assert report["XDG_STATE_HOME"] == home + "/.local/state"
+    assert report["XDG_CACHE_HOME"] == home + "/.cache"
+
+
+def test_home_env_tightens_an_existing_scratch_dir_to_0700(tmp_path):
+    scratch = tmp_path / "cache" / "scratch"
+    scratch.mkdir(parents=True)
+    os.chmod(scratch, 0o750)
+    proc = subprocess.run([sys.executable, "-m", "sandboxguard_cli", "home-env", "--hermes-home", str(tmp_path),
+                           "--", "true"], env=dict(os.environ, PYTHONPATH=SRC), capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert os.stat(scratch).st_mode & 0o7777 == 0o700
+
+
+def test_home_env_refuses_a_symlinked_scratch_dir_in_one_line(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    os.chmod(target, 0o755)
+    (tmp_path / "run" / "cache").mkdir(parents=True)
+    (tmp_path / "run" / "cache" / "scratch").symlink_to(target)
+    proc = subprocess.run([sys.executable, "-m", "sandboxguard_cli", "home-env", "--hermes-home",
+                           str(tmp_path / "run"), "--", "true"], env=dict(os.environ, PYTHONPATH=SRC),
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert "symlink" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert os.stat(target).st_mode & 0o7777 == 0o755

@@ -243,3 +243,174 @@ def test_detect_container_reads_the_usual_markers(tmp_path, files, expected):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     assert hm.detect_container(str(tmp_path)) is expected
+
+
+# --- XDG base directories and the scratch dir's mode (issue 10 item 14) -------------------
+
+INHERITED_XDG = {"XDG_CONFIG_HOME": REAL + "/.config", "XDG_DATA_HOME": REAL + "/.local/share",
+                 "XDG_STATE_HOME": REAL + "/.local/state", "XDG_CACHE_HOME": REAL + "/.cache"}
+
+
+def xdg_under(home):
+    return {"XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
+            "XDG_STATE_HOME": home + "/.local/state", "XDG_CACHE_HOME": home + "/.cache"}
+
+
+def mode_of(path):
+    return os.stat(path).st_mode & 0o7777
+
+
+@pytest.mark.parametrize("inherited", [INHERITED_XDG, {}], ids=["inherited-from-the-real-home", "unset"])
+def test_isolated_env_points_the_xdg_base_dirs_into_the_profile_home(inherited):
+    env = hm.isolated_env(dict(inherited, HOME=REAL, PATH="/bin"), "/runs/r1", real=REAL)
+    assert {key: env[key] for key in hm.XDG_BASE_ENV_VARS} == xdg_under("/runs/r1/home")
+
+
+def test_eval_isolation_points_the_xdg_base_dirs_into_the_profile_home_and_restores_them(tmp_path):
+    environ = dict(INHERITED_XDG, HOME=REAL, PATH="/usr/bin")
+    before = dict(environ)
+    with hm.eval_isolation(str(tmp_path), shim_bin=str(tmp_path / "bin"), environ=environ) as layout:
+        assert {key: environ[key] for key in hm.XDG_BASE_ENV_VARS} == xdg_under(layout["home"])
+    assert environ == before
+
+
+@pytest.mark.parametrize("mode", ["profile", "isolated"])
+def test_apply_moves_the_xdg_base_dirs_with_home_into_the_profile_home(mode):
+    env = dict(INHERITED_XDG, TERMINAL_HOME_MODE=mode, HERMES_HOME=HH, HOME=REAL)
+    hm.apply_subprocess_home_env(env, False, REAL, exists(PROFILE), create_scratch=False)
+    assert env["HOME"] == PROFILE
+    assert {key: env[key] for key in hm.XDG_BASE_ENV_VARS} == xdg_under(PROFILE)
+
+
+def test_apply_leaves_the_xdg_base_dirs_alone_when_home_stays_real():
+    env = dict(INHERITED_XDG, TERMINAL_HOME_MODE="auto", HERMES_HOME=HH, HOME=REAL)
+    hm.apply_subprocess_home_env(env, False, REAL, exists(PROFILE), create_scratch=False)
+    assert env["HOME"] == REAL
+    assert {key: env[key] for key in hm.XDG_BASE_ENV_VARS} == INHERITED_XDG
+
+
+def make_scratch(tmp_path, mode=0o750):
+    scratch = tmp_path / "cache" / "scratch"
+    scratch.mkdir(parents=True)
+    os.chmod(scratch, mode)
+    return scratch
+
+
+@pytest.mark.parametrize("mode", [0o750, 0o755, 0o2770, 0o711], ids=lambda m: "%04o" % m)
+def test_existing_scratch_dir_is_tightened_to_0700_on_a_host(tmp_path, mode):
+    scratch = make_scratch(tmp_path, mode)
+    env = {"HERMES_HOME": str(tmp_path), "HOME": REAL}
+    hm.apply_subprocess_home_env(env, False, REAL, exists())
+    assert env["TMPDIR"] == str(scratch)
+    assert mode_of(scratch) == 0o700
+
+
+def test_existing_scratch_dir_keeps_the_operators_mode_in_a_container(tmp_path):
+    scratch = make_scratch(tmp_path)
+    hm.apply_subprocess_home_env({"HERMES_HOME": str(tmp_path), "HOME": REAL}, True, REAL, exists())
+    assert mode_of(scratch) == 0o750
+
+
+@pytest.mark.parametrize("marker", ["nixos", "", "dir"], ids=["marker", "empty-marker", "unreadable-marker"])
+def test_existing_scratch_dir_keeps_its_mode_in_a_managed_home(tmp_path, marker):
+    scratch = make_scratch(tmp_path)
+    if marker == "dir":
+        (tmp_path / ".managed").mkdir()
+    else:
+        (tmp_path / ".managed").write_text(marker)
+    hm.apply_subprocess_home_env({"HERMES_HOME": str(tmp_path), "HOME": REAL}, False, REAL, exists())
+    assert mode_of(scratch) == 0o750
+
+
+def test_existing_scratch_dir_keeps_its_mode_when_hermes_managed_is_set(tmp_path):
+    scratch = make_scratch(tmp_path)
+    env = {"HERMES_HOME": str(tmp_path), "HOME": REAL, "HERMES_MANAGED": "nixos"}
+    hm.apply_subprocess_home_env(env, False, REAL, exists())
+    assert mode_of(scratch) == 0o750
+
+
+@pytest.mark.parametrize("in_container", [False, True])
+def test_explicit_hermes_home_mode_is_applied_to_the_scratch_dir(tmp_path, in_container):
+    scratch = make_scratch(tmp_path, 0o700)
+    env = {"HERMES_HOME": str(tmp_path), "HOME": REAL, "HERMES_HOME_MODE": "0770"}
+    hm.apply_subprocess_home_env(env, in_container, REAL, exists())
+    assert mode_of(scratch) == 0o770
+
+
+def test_a_bad_hermes_home_mode_is_an_error_naming_the_variable(tmp_path):
+    with pytest.raises(hm.HomeModeError, match="HERMES_HOME_MODE"):
+        hm.apply_subprocess_home_env({"HERMES_HOME": str(tmp_path), "HOME": REAL, "HERMES_HOME_MODE": "rwx"},
+                                     False, REAL, exists())
+
+
+def test_a_user_set_tmpdir_leaves_the_scratch_dir_alone(tmp_path):
+    scratch = make_scratch(tmp_path)
+    env = {"HERMES_HOME": str(tmp_path), "HOME": REAL, "TMPDIR": "/var/tmp"}
+    hm.apply_subprocess_home_env(env, False, REAL, exists())
+    assert mode_of(scratch) == 0o750
+
+
+def test_eval_isolation_tightens_existing_run_dirs_to_0700(tmp_path):
+    scratch = make_scratch(tmp_path)
+    (tmp_path / "home").mkdir(mode=0o755)
+    os.chmod(tmp_path / "home", 0o755)
+    environ = {"HOME": REAL, "PATH": "/usr/bin"}
+    with hm.eval_isolation(str(tmp_path), shim_bin=str(tmp_path / "bin"), environ=environ):
+        assert mode_of(scratch) == 0o700
+        assert mode_of(tmp_path / "home") == 0o700
+
+
+@pytest.mark.parametrize("which", ["home", "cache/scratch"])
+def test_a_symlinked_run_dir_is_refused_and_its_target_left_alone(tmp_path, which):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    os.chmod(target, 0o755)
+    link = tmp_path / "run" / which
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    with pytest.raises(hm.HomeModeError, match="symlink"):
+        hm.ensure_isolation_dirs(str(tmp_path / "run"))
+    assert mode_of(target) == 0o755
+
+
+def run_wrapper(tmp_path, run_dir, environ):
+    import subprocess  # noqa: PLC0415
+
+    wrapper = tmp_path / "sandboxguard-eval-run"
+    wrapper.write_text(hm.eval_wrapper_text(str(tmp_path / "bin")))
+    os.chmod(wrapper, 0o755)
+    return subprocess.run([str(wrapper), str(run_dir), "/usr/bin/env", "-0"], env=environ,
+                          capture_output=True, check=False)
+
+
+def test_eval_run_wrapper_sets_what_isolated_env_sets(tmp_path):
+    run_dir = tmp_path / "run"
+    parent = dict(INHERITED_XDG, HOME=REAL, PATH="/usr/bin:/bin", XDG_RUNTIME_DIR="/run/user/1000",
+                  DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/1000/bus")
+    proc = run_wrapper(tmp_path, run_dir, parent)
+    assert proc.returncode == 0, proc.stderr
+    got = dict(item.split("=", 1) for item in proc.stdout.decode().split("\0") if item)
+    want = hm.isolated_env(parent, str(run_dir), shim_bin=str(tmp_path / "bin"), real=REAL)
+    want.pop("PWD", None)
+    got.pop("PWD", None)
+    assert {k: got.get(k) for k in want} == want
+    assert mode_of(run_dir / "home") == 0o700
+
+
+def test_eval_run_wrapper_tightens_an_existing_scratch_dir(tmp_path):
+    scratch = make_scratch(tmp_path / "run")
+    proc = run_wrapper(tmp_path, tmp_path / "run", {"HOME": REAL, "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert mode_of(scratch) == 0o700
+
+
+def test_eval_run_wrapper_refuses_a_symlinked_scratch_dir(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    os.chmod(target, 0o755)
+    (tmp_path / "run" / "cache").mkdir(parents=True)
+    (tmp_path / "run" / "cache" / "scratch").symlink_to(target)
+    proc = run_wrapper(tmp_path, tmp_path / "run", {"HOME": REAL, "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 2
+    assert b"symlink" in proc.stderr
+    assert mode_of(target) == 0o755

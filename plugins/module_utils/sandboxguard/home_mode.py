@@ -29,6 +29,7 @@ given, ``ensure_*`` creates directories, ``eval_isolation`` changes ``os.environ
 import contextlib
 import os
 import shlex
+import stat
 import tempfile
 
 # One container detection for the whole library (container.py); re-exported here, where
@@ -56,6 +57,24 @@ TMP_ENV_VARS = ("TMPDIR", "TMP", "TEMP")
 # Without these, `systemctl --user` cannot find the operator's user manager.
 USER_BUS_ENV_VARS = ("DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
 CRONTAB_FILE_ENV = "EVAL_CRONTAB_FILE"
+# The XDG base directories (XDG Base Directory Specification 0.8) and where they default to
+# under a home. An inherited XDG_CONFIG_HOME=/home/op/.config would send a child that writes
+# ~/.config/autostart/x.desktop or ~/.config/systemd/user/x.service to the real home even
+# with HOME substituted, so wherever HOME becomes the profile home they move with it.
+XDG_BASE_DIRS = (
+    ("XDG_CONFIG_HOME", (".config",)),
+    ("XDG_DATA_HOME", (".local", "share")),
+    ("XDG_STATE_HOME", (".local", "state")),
+    ("XDG_CACHE_HOME", (".cache",)),
+)
+XDG_BASE_ENV_VARS = tuple(key for key, _parts in XDG_BASE_DIRS)
+# Hermes' scratch-dir permission policy (hermes_constants.get_scratch_dir and its tests,
+# tests/test_scratch_dir.py): owner-only on a host, an explicit HERMES_HOME_MODE wins, and a
+# managed install (HERMES_MANAGED, or a .managed marker in the Hermes home) or a container
+# keeps the operator's mode.
+HOME_MODE_ENV = "HERMES_HOME_MODE"
+MANAGED_ENV = "HERMES_MANAGED"
+MANAGED_MARKER = ".managed"
 
 PROFILE_HOME_DIR = "home"
 SCRATCH_SUBDIR = ("cache", "scratch")
@@ -190,10 +209,65 @@ def apply_scratch_tmp_env(env, scratch):
     return True
 
 
-def ensure_private_dir(path):
-    """Create *path* (and parents) with mode 0700 when missing; return it. Touches the disk."""
+def xdg_base_dirs(home):
+    """``{XDG_CONFIG_HOME: home/.config, XDG_DATA_HOME: home/.local/share, ...}`` for *home*."""
+    return {key: os.path.join(home, *parts) for key, parts in XDG_BASE_DIRS}
+
+
+def set_dir_mode(path, mode=PRIVATE_DIR_MODE):
+    """Give the directory *path* exactly *mode*; True when it changed. Touches the disk.
+
+    The directory is opened with O_NOFOLLOW and changed through that descriptor, so a
+    symlink planted at *path* is refused (:class:`HomeModeError`) rather than followed.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if os.path.islink(path):
+            raise HomeModeError("%s is a symlink: it must be a real directory; remove the link" % path) from None
+        raise HomeModeError("%s: %s" % (path, exc.strerror or exc)) from None
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) == mode:
+            return False
+        os.fchmod(fd, mode)
+        return True
+    except OSError as exc:
+        raise HomeModeError("cannot set mode %04o on %s: %s" % (mode, path, exc.strerror or exc)) from None
+    finally:
+        os.close(fd)
+
+
+def ensure_private_dir(path, tighten=False):
+    """Create *path* (and parents) with mode 0700 when missing; return it. Touches the disk.
+
+    With *tighten*, an existing directory is made 0700 as well (a scratch dir left at 0750
+    by an older run or a umask of 027 lets the group read every temp file of the agent).
+    """
     os.makedirs(path, mode=PRIVATE_DIR_MODE, exist_ok=True)
+    if tighten:
+        set_dir_mode(path, PRIVATE_DIR_MODE)
     return path
+
+
+def scratch_dir_mode(env, hermes_home, in_container=False, lexists=os.path.lexists):
+    """The mode Hermes gives an existing scratch dir, or None to keep the operator's.
+
+    As ``hermes_constants.get_scratch_dir``: an explicit ``HERMES_HOME_MODE`` (octal) wins;
+    a managed install (``HERMES_MANAGED`` set, or a ``.managed`` marker in *hermes_home*,
+    even an empty or unreadable one) or a container keeps what is there; on a host 0700.
+    """
+    explicit = _env_value(env, HOME_MODE_ENV)
+    if explicit:
+        try:
+            mode = int(explicit, 8)
+        except ValueError:
+            raise HomeModeError("%s=%r is not an octal mode such as 0700" % (HOME_MODE_ENV, explicit)) from None
+        if not 0 <= mode <= 0o7777:
+            raise HomeModeError("%s=%r is not an octal mode such as 0700" % (HOME_MODE_ENV, explicit))
+        return mode
+    if _env_value(env, MANAGED_ENV) or lexists(os.path.join(norm_path(hermes_home), MANAGED_MARKER)):
+        return None
+    return None if in_container else PRIVATE_DIR_MODE
 
 
 def apply_subprocess_home_env(env, in_container=None, account=None, isdir=os.path.isdir, create_scratch=True):
@@ -202,9 +276,13 @@ def apply_subprocess_home_env(env, in_container=None, account=None, isdir=os.pat
     Records the real home in ``HERMES_REAL_HOME``, sets HOME per the mode (see
     :func:`resolve_subprocess_home`), and points TMPDIR/TMP/TEMP at
     ``{HERMES_HOME}/cache/scratch`` unless the user or the OS already set them.
+    When HOME becomes the profile home, the XDG base directories (``XDG_CONFIG_HOME``,
+    ``XDG_DATA_HOME``, ``XDG_STATE_HOME``, ``XDG_CACHE_HOME``) move into it too (Hermes
+    leaves them as inherited; an inherited one pointing into the real home is a leak).
     *in_container* None means "detect"; *account* None means "look up this uid".
     With *create_scratch* the scratch directory is created (0700): a TMPDIR that does
-    not exist makes ``mktemp`` fail and Python's tempfile silently fall back to /tmp.
+    not exist makes ``mktemp`` fail and Python's tempfile silently fall back to /tmp. An
+    existing one gets the mode of :func:`scratch_dir_mode` (0700 on a host).
     """
     if in_container is None:
         in_container = detect_container()
@@ -216,11 +294,17 @@ def apply_subprocess_home_env(env, in_container=None, account=None, isdir=os.pat
     home = resolve_subprocess_home(env, in_container, account, isdir)
     if home:
         env["HOME"] = home
+    profile = existing_profile_home(env, isdir)
+    if profile and norm_path(env.get("HOME")) == norm_path(profile):
+        env.update(xdg_base_dirs(profile))
     hermes_home = _env_value(env, HERMES_HOME_ENV)
     if hermes_home:
         scratch = scratch_dir_path(hermes_home)
         if apply_scratch_tmp_env(env, scratch) and create_scratch:
             ensure_private_dir(scratch)
+            mode = scratch_dir_mode(env, hermes_home, in_container)
+            if mode is not None:
+                set_dir_mode(scratch, mode)
     return env
 
 
@@ -271,7 +355,10 @@ def isolated_env(env, hermes_home, shim_bin=None, crontab_file=None, real=None):
     HOME is the profile home, ``TERMINAL_HOME_MODE=profile``, *shim_bin* (the directory
     holding the crontab shim) first on PATH, ``DBUS_SESSION_BUS_ADDRESS`` and
     ``XDG_RUNTIME_DIR`` dropped, TMPDIR/TMP/TEMP at the scratch dir (always: an eval run
-    must not write to the system temp dir), and ``EVAL_CRONTAB_FILE`` naming the table.
+    must not write to the system temp dir), ``XDG_CONFIG_HOME``, ``XDG_DATA_HOME``,
+    ``XDG_STATE_HOME`` and ``XDG_CACHE_HOME`` under the profile home (an inherited one would
+    send ``~/.config/autostart`` and ``~/.config/systemd/user`` writes to the real home),
+    and ``EVAL_CRONTAB_FILE`` naming the table.
     """
     layout = isolation_layout(hermes_home)
     out = dict(env)
@@ -289,6 +376,7 @@ def isolated_env(env, hermes_home, shim_bin=None, crontab_file=None, real=None):
     out["PATH"] = os.pathsep.join([bin_dir, *parts])
     for key in USER_BUS_ENV_VARS:
         out.pop(key, None)
+    out.update(xdg_base_dirs(layout["home"]))
     for key in TMP_ENV_VARS:
         out[key] = layout["scratch"]
     out[SCRATCH_MARKER_ENV] = layout["scratch"]
@@ -297,10 +385,15 @@ def isolated_env(env, hermes_home, shim_bin=None, crontab_file=None, real=None):
 
 
 def ensure_isolation_dirs(hermes_home):
-    """Create the profile home, the scratch dir and the shim bin dir (0700); return the layout."""
+    """Create the profile home, the scratch dir and the shim bin dir 0700; return the layout.
+
+    Existing ones are made 0700 too, in a container as well: unlike an agent's own home,
+    an eval run directory has no operator mode to keep (Hermes keeps it in containers).
+    A symlink in their place is refused (:class:`HomeModeError`).
+    """
     layout = isolation_layout(hermes_home)
     for key in ("home", "scratch", "bin"):
-        ensure_private_dir(layout[key])
+        ensure_private_dir(layout[key], tighten=True)
     return layout
 
 
@@ -311,7 +404,7 @@ def eval_isolation(hermes_home, shim_bin=None, crontab_file=None, environ=None):
     Before any agent code runs: HOME is the profile home (the process's own HOME too,
     because tools that expand ``~`` in-process would otherwise write to the real home),
     ``TERMINAL_HOME_MODE=profile``, the crontab shim first on PATH, no user bus, TMPDIR at
-    scratch, and Python's cached temp dir reset. Changes *environ* (default
+    scratch, the XDG base directories in the profile home, and Python's cached temp dir reset. Changes *environ* (default
     ``os.environ``): process-wide, so not for concurrent use from several threads.
     Yields the layout dict (see :func:`isolation_layout`).
 
@@ -509,10 +602,21 @@ if [ "$(cd / && realpath -m -- "$run")" = / ]; then
 fi
 umask 077
 mkdir -p -- "$run/home" "$run/cache/scratch"
+for dir in "$run/home" "$run/cache/scratch"; do
+    if [ -L "$dir" ]; then
+        echo "sandboxguard-eval-run: $dir is a symlink: it must be a real directory; remove the link" >&2
+        exit 2
+    fi
+done
+# an existing run dir left at 0750 (umask 027) would let the group read the run's files
+chmod 700 -- "$run/home" "$run/cache/scratch"
 HERMES_REAL_HOME=${HERMES_REAL_HOME:-${HOME:-}}
 scratch=$run/cache/scratch
-export HERMES_REAL_HOME HERMES_HOME="$run" HOME="$run/home" TERMINAL_HOME_MODE=profile
+home=$run/home
+export HERMES_REAL_HOME HERMES_HOME="$run" HOME="$home" TERMINAL_HOME_MODE=profile
 export PATH=%(bin)s:"$PATH" TMPDIR="$scratch" TMP="$scratch" TEMP="$scratch" HERMES_SCRATCH_DIR="$scratch"
+export XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share"
+export XDG_STATE_HOME="$home/.local/state" XDG_CACHE_HOME="$home/.cache"
 export EVAL_CRONTAB_FILE="$run/crontab"
 unset DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR
 exec "$@"

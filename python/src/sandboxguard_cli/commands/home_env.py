@@ -8,9 +8,11 @@
 
 Eval isolation: HOME={DIR}/home, TERMINAL_HOME_MODE=profile, the crontab shim first on
 PATH with its table at {DIR}/crontab, no DBUS_SESSION_BUS_ADDRESS or XDG_RUNTIME_DIR,
-TMPDIR/TMP/TEMP at {DIR}/cache/scratch. With --mode, the agent's own contract is applied
-instead (HOME per the mode, HERMES_REAL_HOME, scratch TMPDIR unless already set), with
-no shim and the user bus left alone. The command's exit status is passed through.
+TMPDIR/TMP/TEMP at {DIR}/cache/scratch (made 0700 if it exists), XDG_CONFIG_HOME,
+XDG_DATA_HOME, XDG_STATE_HOME and XDG_CACHE_HOME under {DIR}/home. With --mode, the
+agent's own contract is applied instead (HOME per the mode, HERMES_REAL_HOME, scratch
+TMPDIR unless already set; the XDG base directories follow HOME into the profile home),
+with no shim and the user bus left alone. The command's exit status is passed through.
 """
 import json
 import os
@@ -23,7 +25,7 @@ from sandboxguard import home_mode
 from ..main import UsageError
 
 TRACKED = ("HOME", "HERMES_HOME", "HERMES_REAL_HOME", "TERMINAL_HOME_MODE", "TMPDIR", "TMP", "TEMP",
-           "EVAL_CRONTAB_FILE", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
+           "EVAL_CRONTAB_FILE", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", *home_mode.XDG_BASE_ENV_VARS)
 
 
 def register(subparsers):
@@ -54,14 +56,20 @@ def build_env(args, environ):
         if hermes_home:
             env["HERMES_HOME"] = home_mode.norm_path(hermes_home)
         env["TERMINAL_HOME_MODE"] = mode
-        home_mode.apply_subprocess_home_env(env)
+        try:
+            home_mode.apply_subprocess_home_env(env)
+        except home_mode.HomeModeError as exc:
+            raise UsageError(str(exc)) from None
         report = {"isolation": False, "mode": mode}
     else:
         if not hermes_home:
             raise UsageError("no run directory: pass --hermes-home DIR (or set HERMES_HOME)")
         if os.path.realpath(home_mode.norm_path(hermes_home)) == "/":
             raise UsageError("--hermes-home /: refusing the root directory; use a run directory")
-        layout = home_mode.ensure_isolation_dirs(hermes_home)
+        try:
+            layout = home_mode.ensure_isolation_dirs(hermes_home)
+        except home_mode.HomeModeError as exc:
+            raise UsageError("--hermes-home: %s" % exc) from None
         shim.install_shim(layout["bin"])
         env = home_mode.isolated_env(environ, hermes_home)
         report = {"isolation": True, "mode": "profile", "shim": os.path.join(layout["bin"], "crontab")}
