@@ -253,7 +253,7 @@ def test_home_env_refuses_an_unknown_mode(tmp_path):
 
 
 def test_eval_run_wrapper_child_stays_in_the_run_dir(agent):
-    from sandboxguard import home_mode  # noqa: PLC0415
+    from sandboxguard import home_mode
 
     bin_dir = os.path.join(os.path.dirname(agent["lib"]), "eval-bin")
     home_mode.install_eval_tools(bin_dir, python=SYSTEM_PYTHON)

@@ -374,7 +374,7 @@ def test_a_symlinked_run_dir_is_refused_and_its_target_left_alone(tmp_path, whic
 
 
 def run_wrapper(tmp_path, run_dir, environ):
-    import subprocess  # noqa: PLC0415
+    import subprocess
 
     wrapper = tmp_path / "sandboxguard-eval-run"
     wrapper.write_text(hm.eval_wrapper_text(str(tmp_path / "bin")))

@@ -158,7 +158,7 @@ class _Reader:
         out = bytearray()
         while True:
             ch = self.get_char()
-            if ch == EOF or ch == 0 or ch in terms:
+            if ch in (EOF, 0) or ch in terms:
                 return ch, bytes(out)
             if len(out) < size - 1:
                 out.append(ch)

@@ -403,9 +403,9 @@ def eval_isolation(hermes_home, shim_bin=None, crontab_file=None, environ=None):
     Before any agent code runs: HOME is the profile home (the process's own HOME too,
     because tools that expand ``~`` in-process would otherwise write to the real home),
     ``TERMINAL_HOME_MODE=profile``, the crontab shim first on PATH, no user bus, TMPDIR at
-    scratch, the XDG base directories in the profile home, and Python's cached temp dir reset. Changes *environ* (default
-    ``os.environ``): process-wide, so not for concurrent use from several threads.
-    Yields the layout dict (see :func:`isolation_layout`).
+    scratch, the XDG base directories in the profile home, and Python's cached temp dir
+    reset. Changes *environ* (default ``os.environ``): process-wide, so not for
+    concurrent use from several threads. Yields the layout dict (see :func:`isolation_layout`).
 
     *shim_bin* None installs the crontab shim into ``{HERMES_HOME}/cache/eval-bin``.
     """
