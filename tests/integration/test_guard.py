@@ -326,3 +326,36 @@ def test_cli_without_fanotify_names_the_fallback_and_exits_1():
     assert proc.returncode == 1, proc.stderr
     assert len(lines) == 1, lines
     assert "need root" in lines[0] and "sandboxguard-sweep.timer" in lines[0] and "sandboxguard watch" in lines[0]
+
+
+def test_bind_mount_on_another_filesystem_below_a_root_is_guarded_once_a_container_mounts_it(tmp_path):
+    if subprocess.run(["docker", "info"], capture_output=True, check=False).returncode != 0:
+        pytest.fail("no Docker engine: run tools/docker-engine.sh (make test starts it)")
+    home = tmp_path / "hermes"
+    work = home / "sandboxes" / "docker" / "t1" / "workspace"
+    work.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", os.fspath(work)], check=True)
+    name = "sg-guard-tmpfs-%d" % os.getpid()
+    err_path = tmp_path / "stderr"
+    try:
+        with open(err_path, "wb") as err_file:
+            proc = subprocess.Popen(guard_cmd("--hermes-home", os.fspath(home), "--rescan-interval", "0.5", "--json"),
+                                    stdout=subprocess.PIPE, stderr=err_file, env=cli_env())
+        subprocess.run(["docker", "run", "-d", "--name", name, "--network", "none", "-v", "%s:/w" % work,
+                        "sandboxguard/debian:12", "sleep", "120"], check=True, capture_output=True)
+        limit = time.monotonic() + WAIT_S
+        while time.monotonic() < limit and ("guarding %s" % work).encode() not in err_path.read_bytes():
+            time.sleep(0.1)
+        subprocess.run(["docker", "exec", name, "sh", "-c", "cp /bin/true /w/x && chmod 4755 /w/x"], check=True)
+        limit = time.monotonic() + WAIT_S
+        while time.monotonic() < limit and privileged(work / "x"):
+            time.sleep(0.05)
+        assert not privileged(work / "x"), err_path.read_text()
+        proc.terminate()
+        out = proc.communicate(timeout=5)[0]
+        assert [json.loads(line)["via"] for line in out.decode().splitlines()] == ["event"]
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+        if proc.poll() is None:
+            proc.kill()
+        subprocess.run(["umount", "-l", os.fspath(work)], check=False)

@@ -381,6 +381,10 @@ class Guard:
             bool(self.setid_mask & stat.S_ISUID), bool(self.setid_mask & stat.S_ISGID))
 
         def walk():
+            # In the forked child: the parent's stop handlers and wakeup fd are not ours.
+            signal.set_wakeup_fd(-1)
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, signal.SIG_DFL)
             return stripmod.run(paths, actions=actions, dry_run=dry_run, budget=budget, setuid=setuid,
                                 setgid=setgid, fork=False)
 

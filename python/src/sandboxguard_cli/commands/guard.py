@@ -31,6 +31,10 @@ def register(subparsers):
     parser.add_argument("--root", action="append", default=[], metavar="DIR",
                         help="an extra root the operator names that may not exist yet (repeatable; guarded once "
                              "it does; refused like PATH when it is a system path)")
+    parser.add_argument("--docker-host", metavar="URL",
+                        help="engine URL (default: DOCKER_HOST or the local socket); asked at every rescan for bind "
+                             "mounts below the roots that are other filesystems, which need a mark of their own")
+    parser.add_argument("--no-engine", action="store_true", help="never ask a Docker engine")
     parser.add_argument("--probe", action="store_true",
                         help="only check that fanotify works here: exit 0, or 1 with the reason and the fallback")
     parser.add_argument("--no-caps", action="store_true", help="leave file capabilities alone")
@@ -51,13 +55,62 @@ def _homes(args):
     return [env] if env else [os.path.join(os.path.expanduser("~"), ".hermes")]
 
 
-def roots_source(paths, homes, sandbox_dir, extra_roots=()):
-    """A callable for Guard: explicit roots as given, derived roots resolved again each time."""
+def _dev(path):
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
+
+
+class EngineTargets:
+    """Bind-mount sources below the derived roots that lie on another filesystem than their
+    root (a filesystem mark covers one filesystem), asked of the engine at every rescan.
+
+    The scope rule is the sweep's (sandboxes.scope_containers: realpath below a host-derived
+    root); the engine only tells which directories are mounted, never adds a root. No SDK or
+    no engine: logged once, then the host-derived roots alone.
+    """
+
+    def __init__(self, docker_host, log):
+        self.docker_host = docker_host
+        self.log = log
+        self.client = None
+        self.said = None
+
+    def __call__(self, usable):
+        from sandboxguard import docker_engine  # noqa: PLC0415 - the SDK only when an engine is asked
+        try:
+            if self.client is None:
+                self.client = docker_engine.connect(self.docker_host, timeout=10)
+            inspects = docker_engine.inspect_containers(self.client, None, False)
+        except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
+            self.client = None
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if self.said != text:
+                self.said = text
+                self.log("no engine to ask (%s): guarding the host-derived roots only; a bind mount below a root "
+                         "that is another filesystem is not guarded in real time" % text)
+            return []
+        self.said = None
+        _containers, targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)
+        extra = []
+        for target in targets:
+            if _dev(target["realpath"]) not in (None, _dev(target["root"])):
+                extra.append((target["realpath"], "bind mount of %s (another filesystem)" % ", ".join(
+                    target["containers"][:3])))
+        return extra
+
+
+def roots_source(paths, homes, sandbox_dir, extra_roots=(), engine=None):
+    """A callable for Guard: explicit roots as given, derived roots resolved again each time,
+    and (with `engine`) bind-mount sources below them on other filesystems."""
     def source():
         profiles = {home: sandboxes.list_profile_names(home) for home in homes}
         derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, extra_roots, profiles)
         usable, refused = sandboxes.resolve_roots(derived, os.path.realpath)
         roots = [(p, "operator") for p in paths] + [(r["realpath"], r["source"]) for r in usable]
+        if engine is not None and usable:
+            roots += engine(usable)
         return roots, refused
     return source
 
@@ -83,9 +136,10 @@ def run_guard(args):
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir, args.root), emit, log, dry_run=args.dry_run,
-                           caps=not args.no_caps, setuid=not args.no_setid, setgid=not args.no_setid,
-                           rescan_interval=args.rescan_interval)
+    engine = None if args.no_engine else EngineTargets(args.docker_host, log)
+    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir, args.root, engine), emit, log,
+                           dry_run=args.dry_run, caps=not args.no_caps, setuid=not args.no_setid,
+                           setgid=not args.no_setid, rescan_interval=args.rescan_interval)
     try:
         guard.open()
     except fanotify.FanotifyUnavailable as exc:
