@@ -14,14 +14,6 @@ SANDBOX_ARGUMENT_SPEC = dict(
 )
 
 
-def split_list(values):
-    """Accept ["a,b"] (an AWX survey string) as ["a", "b"]."""
-    out = []
-    for value in values or ():
-        out.extend(part.strip() for part in str(value).split(",") if part.strip())
-    return out
-
-
 def connect_or_fail(module):
     try:
         return docker_engine.connect(module.params["docker_host"])

@@ -139,9 +139,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
-    split_list,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
 
 
 def main():
@@ -149,8 +149,8 @@ def main():
     p = module.params
     client = connect_or_fail(module)
     try:
-        info = sweep.mounts_info(client, split_list(p["hermes_home"]), p["sandbox_dir"], split_list(p["roots"]),
-                                 split_list(p["containers"]) or None, p["include_stopped"])
+        info = sweep.mounts_info(client, as_list(p["hermes_home"]), p["sandbox_dir"], as_list(p["roots"]),
+                                 as_list(p["containers"]) or None, p["include_stopped"])
     except Exception as exc:  # the engine's own errors (a container named that does not exist)
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, **info)

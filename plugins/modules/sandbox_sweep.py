@@ -157,9 +157,9 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
-    split_list,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
 
 
 def main():
@@ -182,8 +182,8 @@ def main():
     client = connect_or_fail(module)
     try:
         result = sweep.sweep(
-            client, split_list(p["hermes_home"]), p["sandbox_dir"], split_list(p["roots"]),
-            split_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
+            client, as_list(p["hermes_home"]), p["sandbox_dir"], as_list(p["roots"]),
+            as_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
             p["budget_per_step"], module.check_mode, p["return_ownership"])
     except Exception as exc:  # engine errors, a named container that does not exist
         module.fail_json(msg=str(exc))

@@ -1,32 +1,38 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The role sandbox_sweep documents what it declares: README table, defaults and argument specs agree."""
+"""The roles document what they declare: README table, defaults and argument specs agree.
+
+Run it to print a role's table: ``python tests/integration/test_sweep_role_readme.py boundary_audit``.
+"""
 import json
 import os
 import re
+import sys
 
+import pytest
 import yaml
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROLE = os.path.join(TOP, "roles", "sandbox_sweep")
+# The roles whose README carries the generated table.
+ROLES = ("sandbox_sweep", "boundary_audit")
 
 
-def load(*parts):
-    with open(os.path.join(ROLE, *parts)) as f:
+def load(role, *parts):
+    with open(os.path.join(TOP, "roles", role, *parts)) as f:
         return yaml.safe_load(f)
 
 
-def options():
-    return load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+def options(role):
+    return load(role, "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
 
 
-def variables_table():
+def variables_table(role):
     """The README's variable table, generated from meta/argument_specs.yml."""
     def text(markup):
         return re.sub(r"[COVM]\(([^)]*)\)", r"`\1`", markup).replace("|", "\\|")
 
     rows = ["| variable | type | default | description |", "| --- | --- | --- | --- |"]
-    for name, spec in options().items():
+    for name, spec in options(role).items():
         kind = spec["type"] + ("/" + spec["elements"] if "elements" in spec else "")
         if spec.get("choices"):
             kind += " (" + ", ".join(spec["choices"]) + ")"
@@ -38,21 +44,28 @@ def variables_table():
     return "\n".join(rows)
 
 
-def test_readme_table_is_the_one_argument_specs_generates():
-    with open(os.path.join(ROLE, "README.md")) as f:
+@pytest.mark.parametrize("role", ROLES)
+def test_readme_table_is_the_one_argument_specs_generates(role):
+    with open(os.path.join(TOP, "roles", role, "README.md")) as f:
         readme = f.read()
     match = re.search(r"<!-- BEGIN VARIABLES[^>]*-->\n(.*?)\n<!-- END VARIABLES -->", readme, re.S)
     assert match, "README.md lacks the BEGIN/END VARIABLES markers"
-    assert match.group(1) == variables_table(), "regenerate the table:\n" + variables_table()
+    assert match.group(1) == variables_table(role), "regenerate the table:\n" + variables_table(role)
 
 
-def test_every_default_is_declared_with_the_same_value():
-    defaults = load("defaults", "main.yml")
-    declared = {name: spec.get("default") for name, spec in options().items()}
+@pytest.mark.parametrize("role", ROLES)
+def test_every_default_is_declared_with_the_same_value(role):
+    defaults = load(role, "defaults", "main.yml")
+    declared = {name: spec.get("default") for name, spec in options(role).items()}
     assert defaults == declared
 
 
-def test_every_variable_has_the_role_prefix_a_type_and_a_description():
-    for name, spec in options().items():
-        assert name.startswith("sandbox_sweep_"), name
+@pytest.mark.parametrize("role", ROLES)
+def test_every_variable_has_the_role_prefix_a_type_and_a_description(role):
+    for name, spec in options(role).items():
+        assert name.startswith(role + "_"), name
         assert spec.get("type") and spec.get("description"), name
+
+
+if __name__ == "__main__":
+    print(variables_table(sys.argv[1] if len(sys.argv) > 1 else ROLES[0]))

@@ -1,0 +1,102 @@
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of sandboxguard.boundary.audit_report (documented in plugins/modules/audit_report.py).
+
+Runs on the controller only, once per play: reads every play host's registered audit
+result from hostvars, builds the fleet report with the library
+(``module_utils/sandboxguard/audit_report.py``, the collection's own copy: nothing is
+installed on the controller) and writes the reports. Hosts of the play without a result
+are unreachable hosts and appear in every report.
+"""
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_text
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import (
+    InputError,
+    as_bool,
+    as_list,
+)
+
+ARGUMENT_SPEC = {
+    "report_dir": {"type": "path", "required": True},
+    "result_var": {"type": "str", "default": "boundary_audit_result"},
+    "hosts": {"type": "list", "elements": "str"},
+    "formats": {"type": "raw", "default": list(audit_report.FORMATS)},
+    "host_files": {"type": "raw", "default": True},
+    "fail_on_findings": {"type": "raw", "default": True},
+    "fail_on_errors": {"type": "raw", "default": True},
+    "title": {"type": "str", "default": "sandboxguard boundary audit"},
+}
+
+
+def plain(value):
+    """Builtin types only (the registered results carry the templating engine's types)."""
+    if isinstance(value, dict):
+        return {to_text(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return to_text(value)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        try:
+            formats = as_list(args["formats"])
+            host_files = as_bool(args["host_files"], True, "host_files")
+            fail_on_findings = as_bool(args["fail_on_findings"], True, "fail_on_findings")
+            fail_on_errors = as_bool(args["fail_on_errors"], True, "fail_on_errors")
+        except InputError as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        unknown = [f for f in formats if f not in audit_report.FORMATS]
+        if unknown:
+            raise AnsibleActionFail("formats: unknown %s; choose from %s" % (
+                ", ".join(unknown), ", ".join(audit_report.FORMATS)))
+        hosts = args["hosts"] or list(task_vars.get("ansible_play_hosts_all") or [])
+        hostvars = task_vars.get("hostvars") or {}
+        results = {}
+        for name in hosts:
+            try:
+                host = hostvars[name]
+            except KeyError:
+                continue
+            value = host.get(args["result_var"]) if hasattr(host, "get") else None
+            results[name] = plain(value) if isinstance(value, dict) else None
+        report = audit_report.fleet_report(audit_report.collect(results, hosts))
+        # Relative to where ansible-playbook runs (AWX: the project directory), not to the playbook:
+        # the collection's own playbooks live inside the installed collection.
+        report_dir = os.path.abspath(os.path.expanduser(args["report_dir"]))
+        try:
+            written = audit_report.write_reports(report, report_dir, formats, host_files)
+        except OSError as exc:
+            raise AnsibleActionFail("boundary_audit_report_dir %s: %s; pick a directory the controller user can "
+                                    "write" % (report_dir, exc.strerror or exc)) from None
+        summary = report["summary"]
+        result.update(
+            changed=False, report_dir=report_dir, files=written, summary=summary,
+            stats=audit_report.stats(summary),
+            gate=audit_report.gate(summary, fail_on_findings, fail_on_errors),
+            hosts={name: record["status"] for name, record in report["hosts"].items()},
+            msg="%d host(s): %d with findings, %d error, %d unreachable, %d clean; reports in %s" % (
+                summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"] -
+                summary["hosts_unreachable"], summary["hosts_unreachable"], summary["hosts_clean"], report_dir))
+        return result

@@ -1,0 +1,29 @@
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters as_list, as_bool and as_value: AWX survey inputs read by one rule (sandboxguard.inputs)."""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import inputs
+
+
+def as_list(value):
+    return inputs.as_list(value)
+
+
+def as_bool(value, default=False, name="value"):
+    try:
+        return inputs.as_bool(value, inputs.as_bool(default), name)
+    except inputs.InputError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def as_value(value, default=None):
+    return inputs.as_value(value, default)
+
+
+class FilterModule:
+    """AWX-safe input filters."""
+
+    def filters(self):
+        return {"as_list": as_list, "as_bool": as_bool, "as_value": as_value}

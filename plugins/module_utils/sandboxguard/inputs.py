@@ -1,0 +1,78 @@
+# GENERATED from python/src/sandboxguard/inputs.py by tools/sync_module_utils.py: edit the source, not this copy.
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Inputs as AWX surveys and ``-e`` send them, parsed by one rule.
+
+An AWX survey has no list, boolean or "unset" type: a blank optional field arrives as
+``""``, a list as one comma-separated string, a boolean as ``"true"``/``"false"``
+(and ansible-core 2.19 refuses ``when: var`` on a string). Every playbook, role and
+module of the collection reads its inputs through these three functions (the filter
+plugins ``as_list``, ``as_bool`` and ``as_value`` are the same functions):
+
+- ``as_list``: None, ``""`` or blanks mean no items; a string is split on commas; a
+  list keeps its items, each of which may itself be a comma-separated string; items
+  are stripped and blank items dropped.
+- ``as_bool``: True/False as they are; ``"true"/"yes"/"on"/"1"`` and
+  ``"false"/"no"/"off"/"0"`` (any case); None or a blank string is *default*; anything
+  else is an error naming the value.
+- ``as_value``: None or a blank string is *default*; anything else as it is (so
+  ``0`` stays 0 where Jinja's ``default(x, true)`` would replace it).
+"""
+
+TRUE_WORDS = ("true", "yes", "on", "1", "y", "t")
+FALSE_WORDS = ("false", "no", "off", "0", "n", "f")
+
+
+class InputError(ValueError):
+    """A value that is neither blank nor of the expected kind; str() names it."""
+
+
+def is_blank(value):
+    """None, or a string of nothing but whitespace."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def as_list(value):
+    """A list of non-blank stripped strings from a list, a comma-separated string or nothing."""
+    if is_blank(value):
+        return []
+    if isinstance(value, (str, bytes)):
+        items = [value]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+    else:
+        items = [value]
+    out = []
+    for item in items:
+        if item is None:
+            continue
+        if isinstance(item, bytes):
+            item = item.decode("utf-8", "surrogateescape")
+        if isinstance(item, bool) or not isinstance(item, str):
+            item = str(item)
+        out.extend(part.strip() for part in item.split(",") if part.strip())
+    return out
+
+
+def as_bool(value, default=False, name="value"):
+    """True or False from a boolean, a survey string or nothing (*default*)."""
+    if is_blank(value):
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise InputError("%s: %r is not a boolean: use true or false (or leave it blank for the default %s)"
+                     % (name, value, "true" if default else "false"))
+
+
+def as_value(value, default=None):
+    """*value*, or *default* when it is None or a blank string."""
+    if is_blank(value):
+        return default
+    return value.strip() if isinstance(value, str) else value

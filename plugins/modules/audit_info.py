@@ -1,0 +1,248 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: audit_info
+short_description: Audit all four sandbox boundaries of a host in one read-only call
+version_added: 0.2.0
+description:
+  - Runs the checks of the fleet audit on the host in one module call (one AnsiballZ transfer and one
+    Python start per host, which is what keeps an audit of many hosts fast) and returns one record with
+    one entry per check. Changes nothing, in any mode.
+  - C(privileged_files) lists setuid/setgid regular files and files with capabilities under the Docker
+    sandboxes the engine reports in scope (the scope of M(sandboxguard.boundary.sandbox_mounts_info), when an
+    engine answers), under C(<HERMES_HOME>/sandboxes/docker) of each O(hermes_home) and its profiles, and
+    under O(paths). One race-safe walk that never follows a symlink, as M(sandboxguard.boundary.setid_strip)
+    in check mode.
+  - C(home_mode) compares the C(TERMINAL_HOME_MODE) of each Hermes home and profile with O(home_mode):
+    a finding is what M(sandboxguard.boundary.terminal_home) would change. Without O(home_mode) the check
+    is C(skipped) and lists the modes it read.
+  - C(leaks) lists what agents left outside their sandbox (cron jobs, Hermes scripts, user units, run
+    directories), as M(sandboxguard.boundary.boundary_leaks_info).
+  - C(bwrap) probes bubblewrap as O(agent_user), as M(sandboxguard.boundary.bwrap_probe); C(skipped) without
+    an agent user (the probe never runs as root).
+  - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
+    found nothing; C(reason) says why) or C(skipped). A path that does not exist on the host is listed in
+    the check's C(absent) and is not an error.
+author:
+  - sandboxguard contributors (@sandboxguard)
+options:
+  checks:
+    description:
+      - Which checks to run; the others are C(skipped). A comma-separated string is accepted.
+    type: list
+    elements: str
+    default: [privileged_files, home_mode, leaks, bwrap]
+  paths:
+    description:
+      - Directories (or files) to look for privileged files under, besides the Hermes and Docker sandboxes.
+        System paths such as C(/) or C(/usr) are refused (an C(error) naming the path).
+    type: list
+    elements: path
+    default: []
+  hermes_home:
+    description:
+      - HERMES_HOME directories, for C(privileged_files) (their C(sandboxes/docker) and their profiles') and
+        for C(home_mode).
+    type: list
+    elements: path
+    aliases: [hermes_homes]
+    default: []
+  sandbox_dir:
+    description: The agent's C(TERMINAL_SANDBOX_DIR), when set; its C(docker) directory is in scope.
+    type: path
+  docker:
+    description:
+      - C(auto) asks the Docker engine for in-scope bind mounts when one answers, and notes it in a warning
+        of the check when none does; C(always) makes an engine that does not answer an C(error); C(never)
+        does not ask.
+    type: str
+    choices: [auto, always, never]
+    default: auto
+  docker_host:
+    description: The engine's address (C(unix:///run/docker.sock), C(tcp://...)); default from C(DOCKER_HOST).
+    type: str
+  budget:
+    description: Seconds the privileged-files walk may take (0 = no limit); a walk cut short is reported.
+    type: float
+    default: 10
+  max_listed:
+    description: Findings listed per check at most (the counts cover everything).
+    type: int
+    default: 200
+  home_mode:
+    description:
+      - The TERMINAL_HOME_MODE asked for (C(auto), C(real), C(profile) or an alias); empty means do not compare.
+    type: str
+  home_where:
+    description: Where the mode is read (C(config.yaml), C(.env) or both), as the C(where) option of M(sandboxguard.boundary.terminal_home).
+    type: str
+    choices: [config, env, both]
+    default: config
+  profiles:
+    description: Compare every profile under C(<HERMES_HOME>/profiles/) too.
+    type: bool
+    default: true
+  create_profile_home:
+    description: Count a missing (or group/other-writable) profile home as a finding, as the remediation creates it.
+    type: bool
+    default: true
+  leak_users:
+    description: Accounts to audit for leaks; default root, every regular account and every table in the cron spool.
+    type: list
+    elements: str
+    default: []
+  leak_tmp_patterns:
+    description: Shell patterns of leftover run directories in C(/tmp).
+    type: list
+    elements: str
+    default: ["ab-*"]
+  leak_min_age:
+    description: Leave out leaks younger than this many seconds.
+    type: int
+    default: 0
+  agent_user:
+    description: The unprivileged user the agent runs as, for the bubblewrap probe; empty skips it.
+    type: str
+  bwrap_min_version:
+    description: The lowest bubblewrap version that passes.
+    type: str
+    default: "0.9.0"
+  bwrap_checks:
+    description: Which isolation checks the probe runs (default all).
+    type: list
+    elements: str
+    default: []
+  bwrap_timeout:
+    description: Seconds the probe's sandbox may run.
+    type: int
+    default: 20
+notes:
+  - Reading every file needs root (C(become)); the Docker engine needs the Docker SDK for Python on the host.
+  - The role M(sandboxguard.boundary.boundary_audit) runs this module on every host and writes the reports.
+seealso:
+  - module: sandboxguard.boundary.setid_strip
+  - module: sandboxguard.boundary.sandbox_mounts_info
+  - module: sandboxguard.boundary.boundary_leaks_info
+  - module: sandboxguard.boundary.bwrap_probe
+  - module: sandboxguard.boundary.terminal_home
+attributes:
+  check_mode:
+    support: full
+    description: Changes nothing in any mode.
+  diff_mode:
+    support: none
+    description: Nothing changes.
+  platform:
+    platforms: posix
+    support: full
+    description: Linux hosts.
+"""
+
+EXAMPLES = r"""
+- name: Audit a host
+  sandboxguard.boundary.audit_info:
+    hermes_home: /home/hermes/.hermes
+    paths: /srv/agents/workspaces
+    home_mode: profile
+    agent_user: hermes
+  become: true
+  register: audit
+
+- name: Show what was found
+  ansible.builtin.debug:
+    msg: "{{ audit.record.checks | dict2items | selectattr('value.status', 'eq', 'findings') | map(attribute='key') }}"
+"""
+
+RETURN = r"""
+record:
+  description: The host's record, as it appears under C(hosts) in C(boundary-audit.json).
+  returned: always
+  type: dict
+  contains:
+    status:
+      description: C(findings) when any check found something, else C(error) when any could not run, else C(clean).
+      type: str
+      returned: always
+    checks:
+      description:
+        - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap)) with C(status), C(findings),
+          C(reason), C(errors) (C(path), C(op), C(error)), C(elapsed), and what the check adds (C(roots), C(absent),
+          C(engine), C(counts), C(warnings), C(homes)).
+      type: dict
+      returned: always
+    elapsed:
+      description: Seconds the audit took.
+      type: float
+      returned: always
+  sample:
+    status: findings
+    checks:
+      privileged_files:
+        status: findings
+        findings:
+          - {"path": "/home/hermes/.hermes/sandboxes/docker/t1/workspace/sh", "mode": "04755", "caps": null,
+             "uid": 0, "gid": 0, "reasons": ["setuid"]}
+        reason: null
+        errors: []
+        roots: ["/home/hermes/.hermes/sandboxes/docker"]
+        absent: []
+status:
+  description: The same as RV(record.status).
+  returned: always
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            checks=dict(type="list", elements="str", default=list(audit_report.CHECKS)),
+            paths=dict(type="list", elements="path", default=[]),
+            hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
+            sandbox_dir=dict(type="path"),
+            docker=dict(type="str", choices=list(audit.DOCKER_MODES), default="auto"),
+            docker_host=dict(type="str"),
+            budget=dict(type="float", default=10),
+            max_listed=dict(type="int", default=audit.MAX_LISTED_FINDINGS),
+            home_mode=dict(type="str"),
+            home_where=dict(type="str", choices=["config", "env", "both"], default="config"),
+            profiles=dict(type="bool", default=True),
+            create_profile_home=dict(type="bool", default=True),
+            leak_users=dict(type="list", elements="str", default=[]),
+            leak_tmp_patterns=dict(type="list", elements="str", default=["ab-*"]),
+            leak_min_age=dict(type="int", default=0),
+            agent_user=dict(type="str"),
+            bwrap_min_version=dict(type="str", default="0.9.0"),
+            bwrap_checks=dict(type="list", elements="str", default=[]),
+            bwrap_timeout=dict(type="int", default=20),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if p["budget"] < 0:
+        module.fail_json(msg="budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
+    checks = as_list(p["checks"])
+    unknown = [c for c in checks if c not in audit_report.CHECKS]
+    if unknown:
+        module.fail_json(msg="checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_report.CHECKS)))
+    record = audit.audit_host(
+        checks=checks, paths=as_list(p["paths"]), hermes_homes=as_list(p["hermes_home"]),
+        sandbox_dir=as_value(p["sandbox_dir"]), docker=p["docker"], docker_host=as_value(p["docker_host"]),
+        budget=p["budget"], max_listed=p["max_listed"], home_mode=as_value(p["home_mode"]),
+        home_where=p["home_where"], profiles=p["profiles"], create_profile_home=p["create_profile_home"],
+        leak_users=as_list(p["leak_users"]), leak_tmp_patterns=as_list(p["leak_tmp_patterns"]) or None,
+        leak_min_age=p["leak_min_age"], agent_user=as_value(p["agent_user"]),
+        bwrap_min_version=as_value(p["bwrap_min_version"]), bwrap_checks=as_list(p["bwrap_checks"]),
+        bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)")
+    module.exit_json(changed=False, record=record, status=record["status"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The fleet audit on one host: all four boundaries in one read-only pass.
+
+``audit_host`` runs each check and returns one record (see audit_report.host_record):
+
+- ``privileged_files``: setuid/setgid bits and file capabilities under the Docker
+  sandboxes the engine reports in scope (when an engine answers), under the sandbox
+  directories of the given Hermes homes and profiles, and under the operator's paths;
+- ``home_mode``: TERMINAL_HOME_MODE of each Hermes home and profile against the mode the
+  operator asked for (what the terminal_home module would change, in check mode);
+- ``leaks``: what agents left outside their sandbox (leaks.audit);
+- ``bwrap``: bubblewrap probed as the agent user (bwrap.probe), when one is named.
+
+Each check says ``findings``, ``clean``, ``error`` (it could not run, or not completely,
+and found nothing: ``reason`` says why) or ``skipped`` (not asked for; ``reason``). A
+path that does not exist on this host is listed in the check's ``absent``, never an
+error that hides the rest. Nothing here changes the host.
+"""
+import os
+import time
+
+from . import audit_report, sandboxes
+from . import strip as stripmod
+
+DOCKER_MODES = ("auto", "always", "never")
+DEFAULT_ENGINE_TIMEOUT_S = 10
+MAX_LISTED_FINDINGS = 200
+
+
+def _result(status, findings=(), reason=None, errors=(), **details):
+    result = {"status": status, "findings": list(findings), "reason": reason, "errors": list(errors)}
+    result.update(details)
+    return result
+
+
+def _verdict(findings, errors, complete=True, reason=None, **details):
+    """findings if anything was found; error if something could not be looked at; else clean."""
+    if findings:
+        status = audit_report.FINDINGS
+    elif errors or not complete:
+        status = audit_report.ERROR
+        if reason is None:
+            first = errors[0] if errors else None
+            reason = ("%s: %s" % (first["path"], first["error"])) if first else "the check did not complete"
+            if len(errors) > 1:
+                reason += " (and %d more error(s))" % (len(errors) - 1)
+    else:
+        status = audit_report.CLEAN
+    return _result(status, findings, reason, errors, **details)
+
+
+def _error(op, path, error):
+    return {"path": path, "op": op, "error": error}
+
+
+# --- privileged_files ---------------------------------------------------------------------
+
+def engine_targets(docker="auto", docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=(),
+                   timeout=DEFAULT_ENGINE_TIMEOUT_S):
+    """Ask the Docker engine which bind mounts are in scope (touches the engine, read-only).
+
+    Returns dict: answered (bool), reason (why not, or None), targets (realpaths), error
+    (True when *docker* is ``always`` and the engine did not answer).
+    """
+    from . import docker_engine, sweep  # noqa: PLC0415 - the engine is optional
+
+    if docker == "never":
+        return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False}
+    try:
+        client = docker_engine.connect(docker_host or None, timeout=timeout)
+    except docker_engine.EngineError as exc:
+        return {"answered": False, "reason": str(exc), "targets": [], "error": docker == "always"}
+    try:
+        info = sweep.mounts_info(client, list(hermes_homes), sandbox_dir, list(extra_roots))
+    except Exception as exc:  # the engine's own errors
+        return {"answered": False, "reason": "the engine answered with an error: %s" % exc, "targets": [],
+                "error": True}
+    finally:
+        close = getattr(client, "close", None)
+        if close:
+            close()
+    return {"answered": True, "reason": None, "targets": [t["realpath"] for t in info["targets"]],
+            "error": False, "engine": info["engine"]}
+
+
+def _candidate_roots(paths, hermes_homes, sandbox_dir):
+    """[(path, source)] in a stable order: operator paths, then the Hermes-derived roots."""
+    profiles = {home: _profile_names(home) for home in hermes_homes}
+    derived = sandboxes.derive_sandbox_roots(hermes_homes, sandbox_dir or None, (), profiles)
+    out = [(path, "operator") for path in paths]
+    out += [(root["path"], root["source"]) for root in derived]
+    return out
+
+
+def _profile_names(home):
+    try:
+        return sandboxes.list_profile_names(home)
+    except OSError:
+        return []
+
+
+def _below_or_same(path, root):
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def walk_roots(candidates):
+    """Split candidate roots into (walk, absent, errors): existing roots to walk (nested
+    ones dropped, their parent covers them), missing ones, and refused ones."""
+    from .roots import RootRefused, check_root  # noqa: PLC0415
+
+    walk, absent, errors = [], [], []
+    for path, source in candidates:
+        if not os.path.isabs(path):
+            errors.append(_error("root", path, "not an absolute path (%s)" % source))
+            continue
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            absent.append(path)
+            continue
+        except OSError as exc:
+            errors.append(_error("root", path, exc.strerror or str(exc)))
+            continue
+        try:
+            real = check_root(path, allow_file=True)
+        except RootRefused as exc:
+            errors.append(_error("root", path, exc.reason))
+            continue
+        if real not in walk:
+            walk.append(real)
+    walk.sort(key=lambda p: (p.count("/"), p))
+    kept = []
+    for path in walk:
+        if not any(_below_or_same(path, parent) for parent in kept):
+            kept.append(path)
+    return kept, absent, errors
+
+
+def _finding_of(entry):
+    return {"path": entry["path"], "mode": entry["mode_before"], "caps": entry["caps_before"],
+            "uid": entry["uid"], "gid": entry["gid"],
+            "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps")]}
+
+
+def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="auto", docker_host=None,
+                           budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS, engine=None):
+    """setuid/setgid and file capabilities under every root in scope (walks, read-only).
+
+    *engine*: an engine_targets() result to use instead of asking the engine.
+    """
+    if docker not in DOCKER_MODES:
+        raise ValueError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
+    if not paths and not hermes_homes and not sandbox_dir:
+        # The engine's mounts are in scope only below roots derived from these: nothing to look under.
+        return _result(audit_report.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
+                       roots=[], absent=[])
+    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir)
+    candidates = _candidate_roots(paths, hermes_homes, sandbox_dir)
+    candidates += [(target, "docker") for target in engine["targets"]]
+    walk, absent, errors = walk_roots(candidates)
+    warnings = []
+    engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"]}
+    if engine["error"]:
+        errors.append(_error("engine", docker_host or "docker", engine["reason"]))
+    elif not engine["answered"] and docker != "never":
+        warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
+    if not walk:
+        if errors:
+            return _verdict([], errors, roots=[], absent=absent, engine=engine_summary, warnings=warnings)
+        reason = "none of the paths exist on this host" if absent else "nothing to look under"
+        return _result(audit_report.CLEAN, reason=reason, roots=[], absent=absent, engine=engine_summary,
+                       warnings=warnings, counts={"setid": 0, "caps": 0, "files": 0, "dirs": 0, "unlisted": 0})
+    report = stripmod.run(walk, actions=("setid", "caps"), dry_run=True, budget=budget, max_listed=max_listed)
+    findings = [_finding_of(e) for e in report["files"]]
+    errors += [_error(e.get("op", "walk"), e["path"], e["error"]) for e in report["errors"]]
+    reason = None
+    if not report["complete"]:
+        reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
+            ", ".join(walk), report["elapsed"], budget or 0)
+        warnings.append(reason)
+    counts = {k: report["counts"][k] for k in ("setid", "caps", "files", "dirs", "unlisted")}
+    return _verdict(findings, errors, report["complete"], reason, roots=walk, absent=absent,
+                    engine=engine_summary, warnings=warnings, counts=counts)
+
+
+# --- home_mode ----------------------------------------------------------------------------
+
+def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles=True, create_profile_home=True):
+    """TERMINAL_HOME_MODE per Hermes home and profile against *mode* (reads only)."""
+    from . import home_mode as hm  # noqa: PLC0415
+    from .yamlconf import YamlEditError  # noqa: PLC0415
+
+    if not hermes_homes:
+        return _result(audit_report.SKIPPED, reason="no Hermes home given")
+    wanted = hm.normalize_mode(mode) if mode else None
+    findings, errors, absent, homes = [], [], [], []
+    for home in hermes_homes:
+        if not os.path.isdir(home):
+            if os.path.lexists(home):
+                errors.append(_error("hermes_home", home, "not a directory"))
+            else:
+                absent.append(home)
+            continue
+        try:
+            report = hm.configure_terminal_home(home, wanted or hm.DEFAULT_MODE, where, include_profiles,
+                                                create_profile_home and wanted is not None, check=True)
+        except (hm.HomeModeError, YamlEditError, OSError, UnicodeDecodeError) as exc:
+            errors.append(_error("home_mode", home, str(exc)))
+            continue
+        for entry in report["homes"]:
+            current = entry["previous"] if "config" in report["where"] else entry["env_previous"]
+            homes.append({"hermes_home": entry["hermes_home"], "mode": current, "env_mode": entry["env_previous"]})
+            if wanted is None:
+                continue
+            what = [name for key, name in (("config_changed", entry["config_path"]), ("env_changed", entry["env_path"]))
+                    if entry[key]]
+            if entry["profile_home_changed"]:
+                what.append(entry["profile_home"])
+            if what:
+                reasons = []
+                if entry["config_changed"] or entry["env_changed"]:
+                    reasons.append("TERMINAL_HOME_MODE is %s, asked for %s" % (current or "unset (auto)", wanted))
+                if entry["profile_home_changed"]:
+                    reasons.append("profile home %s is missing or writable by group/other" % entry["profile_home"])
+                findings.append({"path": entry["hermes_home"], "mode": current, "wanted": wanted,
+                                 "files": what, "reason": "; ".join(reasons)})
+    if wanted is None and not errors:
+        return _result(audit_report.SKIPPED, reason="no mode asked for: set the mode to compare against",
+                       homes=homes, absent=absent, wanted=None)
+    return _verdict(findings, errors, homes=homes, absent=absent, wanted=wanted)
+
+
+# --- leaks --------------------------------------------------------------------------------
+
+def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None):
+    """What agents left outside their sandbox (leaks.audit; reads only)."""
+    from . import leaks  # noqa: PLC0415
+
+    kwargs = {"users": list(users) or None, "min_age": int(min_age)}
+    if tmp_patterns:
+        kwargs["tmp_patterns"] = tuple(tmp_patterns)
+    if tmp_dir:
+        kwargs["tmp_dir"] = tmp_dir
+    if spool_dir:
+        kwargs["spool_dir"] = spool_dir
+    report = leaks.audit(**kwargs)
+    errors = [_error("read", e["path"], e["error"]) for e in report["errors"]]
+    return _verdict(report["findings"], errors, report["complete"], counts=report["counts"], users=report["users"])
+
+
+# --- bwrap --------------------------------------------------------------------------------
+
+def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
+    """bubblewrap probed as the agent user (bwrap.probe); skipped without an agent user."""
+    from . import bwrap  # noqa: PLC0415
+
+    if not agent_user:
+        return _result(audit_report.SKIPPED, reason="no agent user given: the probe never runs as root")
+    kwargs = {"min_version": min_version or bwrap.DEFAULT_MIN_VERSION, "checks": list(checks or ()) or None}
+    if timeout:
+        kwargs["timeout"] = timeout
+    report = bwrap.probe(str(agent_user), **kwargs)
+    details = {"version": report["bwrap"]["version"], "path": report["bwrap"]["path"],
+               "min_version": report["min_version"], "user": agent_user,
+               "isolation": [{"name": c["name"], "status": c["status"]} for c in report["isolation"]]}
+    if report["ok"]:
+        return _result(audit_report.CLEAN, **details)
+    problems = report.get("problems") or [{"reason": report["reason"], "message": report["message"],
+                                           "remediation": report["remediation"]}]
+    if problems[0]["remediation"] == "agent_user":
+        # The probe could not run at all (unknown user, root): that is not a verdict on bwrap.
+        return _result(audit_report.ERROR, reason=problems[0]["message"],
+                       errors=[_error("probe", str(agent_user), problems[0]["message"])], **details)
+    findings = [{"path": report["bwrap"]["path"] or "bwrap", "reason": p["reason"], "message": p["message"],
+                 "remediation": p["remediation"]} for p in problems]
+    return _result(audit_report.FINDINGS, findings, reason=report["message"],
+                   remediation_text=report.get("remediation_text"), **details)
+
+
+# --- the host record ----------------------------------------------------------------------
+
+def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None, docker="auto",
+               docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
+               home_mode=None, home_where="config", profiles=True, create_profile_home=True,
+               leak_users=(), leak_tmp_patterns=None, leak_min_age=0, agent_user=None, bwrap_min_version=None,
+               bwrap_checks=None, bwrap_timeout=None, skip_reason="not selected"):
+    """Run the selected *checks* on this host; return the host record (read-only).
+
+    A check that raises is an ``error`` with the exception text, and the others still
+    run. Checks not in *checks* are ``skipped`` with *skip_reason*.
+    """
+    unknown = [c for c in checks if c not in audit_report.CHECKS]
+    if unknown:
+        raise ValueError("unknown check(s) %s: choose from %s" % (", ".join(unknown), ", ".join(audit_report.CHECKS)))
+    runners = {
+        "privileged_files": lambda: check_privileged_files(paths, hermes_homes, sandbox_dir, docker, docker_host,
+                                                           budget, max_listed),
+        "home_mode": lambda: check_home_mode(hermes_homes, home_mode, home_where, profiles, create_profile_home),
+        "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age),
+        "bwrap": lambda: check_bwrap(agent_user, bwrap_min_version, bwrap_checks or (), bwrap_timeout),
+    }
+    started = time.monotonic()
+    results = {}
+    for name in audit_report.CHECKS:
+        if name not in checks:
+            results[name] = _result(audit_report.SKIPPED, reason=skip_reason)
+            continue
+        began = time.monotonic()
+        try:
+            results[name] = runners[name]()
+        except Exception as exc:  # one broken check must not hide the others
+            results[name] = _result(audit_report.ERROR, reason="%s: %s" % (type(exc).__name__, exc),
+                                    errors=[_error(name, "", str(exc))])
+        results[name]["elapsed"] = round(time.monotonic() - began, 3)
+    return audit_report.host_record(results, elapsed=round(time.monotonic() - started, 3))
+

@@ -1,0 +1,50 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard report merge`: one set of fleet audit reports from the reports of AWX job slices."""
+import json
+
+from sandboxguard import audit_report
+
+from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "report", help="fleet audit reports (merge the reports of sliced runs)",
+        description="Work with the reports the boundary_audit role writes.")
+    actions = parser.add_subparsers(dest="report_command", metavar="ACTION")
+    actions.required = True
+    merge = actions.add_parser(
+        "merge", help="merge the reports of several runs (AWX job slices) into one set",
+        description="Read each IN (a report directory with hosts/<host>.json or boundary-audit.json, or one "
+                    "such file) and write boundary-audit.json, boundary-audit.xml, boundary-audit.html and "
+                    "hosts/<host>.json for all of their hosts into DIR. A host in several inputs keeps its "
+                    "reachable record over an unreachable one, else the newest. Exit 0 when every host is "
+                    "clean, 1 when a host has findings or could not be audited, 2 on bad input.")
+    merge.add_argument("--out", required=True, metavar="DIR", help="directory for the merged reports (created)")
+    merge.add_argument("--format", action="append", choices=audit_report.FORMATS, metavar="FORMAT",
+                       help="write only this report (repeatable; default: %s)" % ", ".join(audit_report.FORMATS))
+    merge.add_argument("--no-host-files", action="store_true", help="do not write hosts/<host>.json")
+    merge.add_argument("--json", action="store_true", help="print the merged summary as JSON and nothing else")
+    merge.add_argument("inputs", nargs="+", metavar="IN", help="a report directory or file of one slice")
+    merge.set_defaults(func=run_merge)
+
+
+def run_merge(args):
+    try:
+        report = audit_report.merge(args.inputs)
+    except audit_report.ReportError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        written = audit_report.write_reports(report, args.out, tuple(args.format or audit_report.FORMATS),
+                                             not args.no_host_files)
+    except OSError as exc:
+        raise UsageError("--out %s: %s; pick a directory you can write" % (args.out, exc.strerror or exc)) from None
+    summary = report["summary"]
+    if args.json:
+        print(json.dumps({"out": args.out, "files": written, "summary": summary}, sort_keys=True))
+    else:
+        print("merged %d report input(s): %d host(s), %d with findings, %d error (%d unreachable), %d clean -> %s"
+              % (len(args.inputs), summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"],
+                 summary["hosts_unreachable"], summary["hosts_clean"], args.out))
+    return EXIT_FINDINGS if summary["hosts_with_findings"] or summary["hosts_error"] else EXIT_OK

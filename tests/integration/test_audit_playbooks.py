@@ -1,0 +1,181 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The audit, remediate and site playbooks through ansible-playbook, over a small fleet.
+
+The fleet: local-connection hosts, each with its own Hermes home (one seeded with the
+seeds' attack, one clean, one whose paths do not exist), and a host nobody answers for
+(ssh to a closed port on 127.0.0.1). Inputs are given the way an AWX survey sends them.
+"""
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import pytest
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCHEMA = os.path.join(TOP, "docs", "schemas", "boundary-audit.schema.json")
+PYTHON = "/usr/bin/python3"
+
+
+def seed(home, attack):
+    ws = home / "sandboxes" / "docker" / "t1" / "workspace"
+    ws.mkdir(parents=True)
+    (home / "config.yaml").write_text("# operator's comment\nterminal:\n  home_mode: real\n")
+    if attack:
+        shell = ws / "rootshell"
+        shell.write_bytes(open("/bin/true", "rb").read())
+        os.chown(shell, 0, 0)
+        os.chmod(shell, 0o4755)
+        ping = ws / "ping"
+        ping.write_bytes(b"\x7fELF")
+        subprocess.run(["setcap", "cap_net_raw=ep", str(ping)], check=True)
+    return ws
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    """An inventory of four hosts and their homes; returns a dict of paths."""
+    homes = {name: tmp_path / name / ".hermes" for name in ("dirty", "clean")}
+    seed(homes["dirty"], True)
+    seed(homes["clean"], False)
+    lines = ["[agents]"]
+    for name, home in homes.items():
+        lines.append("%s ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s"
+                     % (name, PYTHON, home))
+    lines.append("missing ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s"
+                 % (PYTHON, tmp_path / "missing" / ".hermes"))
+    lines.append("gone ansible_host=127.0.0.1 ansible_port=1 ansible_connection=ssh ansible_ssh_timeout=5")
+    inventory = tmp_path / "inventory"
+    inventory.write_text("\n".join(lines) + "\n")
+    return {"inventory": inventory, "homes": homes, "tmp": tmp_path, "reports": tmp_path / "reports"}
+
+
+def playbook(fleet, name, extra, *flags, limit=None):
+    """ansible-playbook sandboxguard.boundary.NAME; returns (rc, json output)."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_SHOW_CUSTOM_STATS="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_HOST_KEY_CHECKING="0")
+    argv = [os.path.join(TOP, ".venv", "bin", "ansible-playbook"), "-i", str(fleet["inventory"]),
+            "sandboxguard.boundary." + name, "-e", json.dumps(extra), *flags]
+    if limit:
+        argv += ["--limit", limit]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False,
+                          cwd=str(fleet["tmp"]))
+    try:
+        return proc.returncode, json.loads(proc.stdout)
+    except ValueError:
+        pytest.fail("ansible-playbook printed no JSON (rc %d): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def audit_vars(fleet, **more):
+    base = {"sandboxguard_report_dir": str(fleet["reports"]), "sandboxguard_home_mode": "profile"}
+    base.update(more)
+    return base
+
+
+def test_findings_fail_the_play_after_every_report_is_written(fleet):
+    rc, out = playbook(fleet, "audit", audit_vars(fleet))
+    assert rc != 0
+    report = load(fleet["reports"] / "boundary-audit.json")
+    statuses = {name: host["status"] for name, host in report["hosts"].items()}
+    assert statuses == {"dirty": "findings", "clean": "findings", "missing": "clean", "gone": "unreachable"}
+    assert list(report["hosts"])[0] == "gone", "worst first: the unreachable host leads"
+    dirty = report["hosts"]["dirty"]["checks"]["privileged_files"]
+    assert {os.path.basename(f["path"]) for f in dirty["findings"]} == {"rootshell", "ping"}
+    assert report["hosts"]["clean"]["checks"]["privileged_files"]["status"] == "clean"
+    assert report["hosts"]["clean"]["checks"]["home_mode"]["findings"][0]["mode"] == "real"
+    missing = report["hosts"]["missing"]["checks"]
+    assert str(fleet["tmp"] / "missing" / ".hermes") in missing["home_mode"]["absent"]
+    assert missing["privileged_files"]["absent"]
+    with open(SCHEMA) as f:
+        jsonschema.validate(report, json.load(f))
+    junit = ET.parse(fleet["reports"] / "boundary-audit.xml").getroot()
+    suites = {s.get("name"): s for s in junit.findall("testsuite")}
+    assert set(suites) == {"dirty", "clean", "missing", "gone"}
+    failure = suites["dirty"].find("testcase[@name='privileged_files']/failure")
+    assert "rootshell" in failure.get("message")
+    assert suites["gone"].find("testcase/error") is not None
+    page = (fleet["reports"] / "boundary-audit.html").read_text()
+    assert "gone" in page and "rootshell" in page
+    assert sorted(os.listdir(fleet["reports"] / "hosts")) == ["clean.json", "dirty.json", "gone.json", "missing.json"]
+    stats = out["global_custom_stats"]["sandboxguard_audit"]
+    assert stats["hosts_total"] == 4 and stats["hosts_with_findings"] == 2 and stats["hosts_error"] == 1
+    assert stats["checks"]["privileged_files"]["findings"] == 1
+    assert (fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell").stat().st_mode & 0o4000, \
+        "the audit changed a file"
+
+
+def test_a_clean_fleet_exits_zero(fleet):
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_home_mode=""), limit="clean,missing")
+    assert rc == 0, out["stats"]
+    report = load(fleet["reports"] / "boundary-audit.json")
+    assert {h["status"] for h in report["hosts"].values()} == {"clean"}
+    assert report["summary"]["hosts_total"] == 2
+
+
+def test_fail_on_findings_false_reports_only(fleet):
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_fail_on_findings="false"),
+                       limit="dirty,clean")
+    assert rc == 0, out["stats"]
+    assert load(fleet["reports"] / "boundary-audit.json")["summary"]["hosts_with_findings"] == 2
+
+
+def test_awx_survey_strings_blank_means_unset(fleet):
+    survey = {"sandboxguard_hosts": "", "sandboxguard_paths": "", "sandboxguard_budget": "",
+              "sandboxguard_agent_user": "", "sandboxguard_sandbox_dir": "", "sandboxguard_docker": "",
+              "sandboxguard_home_mode": "", "sandboxguard_fail_on_findings": "false",
+              "sandboxguard_report_dir": str(fleet["reports"])}
+    rc, out = playbook(fleet, "audit", survey, limit="dirty,clean,missing")
+    assert rc == 0, out["stats"]
+    report = load(fleet["reports"] / "boundary-audit.json")
+    assert report["hosts"]["dirty"]["status"] == "findings"
+    assert report["hosts"]["dirty"]["checks"]["home_mode"]["status"] == "skipped"
+
+
+def test_comma_separated_paths_and_a_missing_one(fleet):
+    dirty_ws = fleet["homes"]["dirty"] / "sandboxes" / "docker"
+    rc, _out = playbook(fleet, "audit", audit_vars(
+        fleet, sandboxguard_paths="%s, %s" % (dirty_ws, fleet["tmp"] / "nowhere"), sandboxguard_hermes_homes=""),
+        limit="clean")
+    assert rc != 0
+    check = load(fleet["reports"] / "boundary-audit.json")["hosts"]["clean"]["checks"]["privileged_files"]
+    assert check["status"] == "findings" and check["absent"] == [str(fleet["tmp"] / "nowhere")]
+
+
+def test_tags_select_checks_and_the_rest_is_skipped(fleet):
+    rc, _out = playbook(fleet, "audit", audit_vars(fleet), "--tags", "privileged", limit="clean")
+    assert rc == 0
+    checks = load(fleet["reports"] / "boundary-audit.json")["hosts"]["clean"]["checks"]
+    assert checks["privileged_files"]["status"] == "clean"
+    assert {checks[c]["status"] for c in ("home_mode", "leaks", "bwrap")} == {"skipped"}
+
+
+def test_remediate_fixes_what_the_audit_found_and_a_second_run_changes_nothing(fleet):
+    survey = {"sandboxguard_home_mode": "profile", "sandboxguard_owner": "", "sandboxguard_budget": ""}
+    rc, out = playbook(fleet, "remediate", survey, limit="dirty,clean,missing")
+    assert rc == 0, out["stats"]
+    assert out["stats"]["dirty"]["changed"] > 0
+    shell = fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell"
+    assert not shell.stat().st_mode & 0o6000
+    assert "# operator's comment" in (fleet["homes"]["clean"] / "config.yaml").read_text()
+    rc, out = playbook(fleet, "remediate", survey, limit="dirty,clean,missing")
+    assert rc == 0
+    assert {name: s["changed"] for name, s in out["stats"].items()} == {"dirty": 0, "clean": 0, "missing": 0}
+    rc, out = playbook(fleet, "audit", audit_vars(fleet), limit="dirty,clean,missing")
+    assert rc == 0, out["stats"]
+    assert load(fleet["reports"] / "boundary-audit.json")["summary"]["hosts_clean"] == 3
+
+
+def test_playbooks_leave_the_become_method_to_the_inventory():
+    for name in ("audit.yml", "remediate.yml", "site.yml"):
+        with open(os.path.join(TOP, "playbooks", name)) as f:
+            assert "become_method" not in f.read(), name

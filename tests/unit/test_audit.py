@@ -1,0 +1,173 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The audit on one host: each check's status, absent paths, errors that never read as clean."""
+import os
+import subprocess
+
+import pytest
+from sandboxguard import audit
+
+NO_ENGINE = {"answered": False, "reason": "no engine here", "targets": [], "error": False}
+
+
+@pytest.fixture
+def hermes(tmp_path):
+    """A Hermes home with one persistent sandbox holding a setuid file and a plain file."""
+    home = tmp_path / "hermes"
+    ws = home / "sandboxes" / "docker" / "t1" / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "plain").write_text("x")
+    suid = ws / "sh"
+    suid.write_text("#!/bin/sh\n")
+    os.chmod(suid, 0o4755)
+    return home
+
+
+def test_setuid_file_in_a_hermes_sandbox_is_a_finding_naming_its_path(hermes):
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], engine=NO_ENGINE)
+    assert result["status"] == "findings"
+    assert [f["path"] for f in result["findings"]] == [str(hermes / "sandboxes/docker/t1/workspace/sh")]
+    assert result["findings"][0]["mode"] == "04755" and result["findings"][0]["reasons"] == ["setuid"]
+    assert oct(os.stat(result["findings"][0]["path"]).st_mode & 0o7777) == "0o4755", "the audit changed a file"
+
+
+@pytest.mark.root
+def test_file_capabilities_are_findings(hermes):
+    target = hermes / "sandboxes/docker/t1/workspace/plain"
+    if subprocess.run(["setcap", "cap_net_raw=ep", str(target)], check=False).returncode:
+        pytest.skip("setcap is not available")
+    result = audit.check_privileged_files(paths=[str(hermes)], engine=NO_ENGINE)
+    caps = [f for f in result["findings"] if f["caps"]]
+    assert caps and caps[0]["path"] == str(target) and caps[0]["reasons"] == ["caps"]
+
+
+def test_missing_paths_are_absent_for_this_host_and_the_rest_is_still_audited(hermes, tmp_path):
+    missing = str(tmp_path / "not-here")
+    result = audit.check_privileged_files(paths=[missing], hermes_homes=[str(hermes), str(tmp_path / "gone")],
+                                          engine=NO_ENGINE)
+    assert result["status"] == "findings"
+    assert missing in result["absent"] and str(tmp_path / "gone/sandboxes/docker") in result["absent"]
+    assert not result["errors"]
+
+
+def test_only_missing_paths_is_clean_with_the_reason(tmp_path):
+    result = audit.check_privileged_files(paths=[str(tmp_path / "nope")], engine=NO_ENGINE)
+    assert result["status"] == "clean" and result["absent"] == [str(tmp_path / "nope")]
+    assert "exist" in result["reason"]
+
+
+def test_a_refused_root_is_an_error_naming_it_never_clean(tmp_path):
+    result = audit.check_privileged_files(paths=["/usr"], engine=NO_ENGINE)
+    assert result["status"] == "error"
+    assert result["errors"][0]["path"] == "/usr" and "system" in result["reason"]
+
+
+def test_an_engine_asked_for_that_does_not_answer_is_an_error(hermes):
+    engine = dict(NO_ENGINE, error=True, reason="cannot reach the Docker engine at tcp://127.0.0.1:1")
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="always", engine=engine)
+    assert any(e["op"] == "engine" for e in result["errors"])
+    clean_home = hermes.parent / "empty-home"
+    clean_home.mkdir()
+    result = audit.check_privileged_files(hermes_homes=[str(clean_home)], docker="always", engine=engine)
+    assert result["status"] == "error" and "127.0.0.1:1" in result["reason"]
+
+
+def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes):
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], engine=NO_ENGINE)
+    assert result["engine"]["answered"] is False and "no engine here" in result["warnings"][0]
+
+
+def test_nothing_to_look_under_is_skipped_not_clean():
+    result = audit.check_privileged_files(engine=NO_ENGINE)
+    assert result["status"] == "skipped" and result["reason"]
+
+
+def test_nested_roots_are_walked_once(hermes):
+    result = audit.check_privileged_files(paths=[str(hermes), str(hermes / "sandboxes/docker/t1")],
+                                          hermes_homes=[str(hermes)], engine=NO_ENGINE)
+    assert result["roots"] == [str(hermes)]
+    assert len(result["findings"]) == 1
+
+
+def test_walk_budget_cut_short_without_findings_is_an_error(tmp_path):
+    tree = tmp_path / "big"
+    for i in range(200):
+        (tree / str(i)).mkdir(parents=True)
+    result = audit.check_privileged_files(paths=[str(tree)], budget=1e-9, engine=NO_ENGINE)
+    assert result["status"] == "error" and "budget" in result["reason"]
+
+
+def test_home_mode_differing_from_what_was_asked_is_a_finding(tmp_path):
+    home = tmp_path / "h"
+    (home / "profiles" / "p1").mkdir(parents=True)
+    (home / "config.yaml").write_text("# mine\nterminal:\n  home_mode: real\n")
+    (home / "home").mkdir(mode=0o700)
+    result = audit.check_home_mode([str(home)], "profile", create_profile_home=False)
+    assert result["status"] == "findings"
+    assert {f["path"] for f in result["findings"]} == {str(home), str(home / "profiles" / "p1")}
+    assert result["findings"][0]["mode"] == "real" and result["findings"][0]["wanted"] == "profile"
+    assert (home / "config.yaml").read_text() == "# mine\nterminal:\n  home_mode: real\n"
+
+
+def test_home_mode_as_asked_is_clean_and_aliases_count(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("terminal:\n  home_mode: profile\n")
+    (home / "home").mkdir(mode=0o700)
+    assert audit.check_home_mode([str(home)], "isolated")["status"] == "clean"
+
+
+def test_home_mode_without_a_wanted_mode_is_skipped_and_lists_what_it_read(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("terminal:\n  home_mode: real\n")
+    result = audit.check_home_mode([str(home)], "")
+    assert result["status"] == "skipped" and result["homes"][0]["mode"] == "real"
+
+
+def test_home_mode_of_a_missing_home_is_absent(tmp_path):
+    result = audit.check_home_mode([str(tmp_path / "nope")], "profile")
+    assert result["status"] == "clean" and result["absent"] == [str(tmp_path / "nope")]
+
+
+def test_bad_home_mode_is_an_error_naming_it(tmp_path):
+    result = audit.audit_host(checks=["home_mode"], hermes_homes=[str(tmp_path)], home_mode="sideways")
+    assert result["checks"]["home_mode"]["status"] == "error"
+    assert "sideways" in result["checks"]["home_mode"]["reason"]
+
+
+def test_leaks_are_findings(tmp_path):
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (spool / "root").write_text("0 2 * * * /root/.hermes/scripts/backup.sh\n")
+    tmp = tmp_path / "tmp"
+    (tmp / "ab-123").mkdir(parents=True)
+    result = audit.check_leaks(users=["root"], tmp_dir=str(tmp), spool_dir=str(spool))
+    assert result["status"] == "findings"
+    assert {"cron_job", "tmp_run_dir"} <= {f["kind"] for f in result["findings"]}
+
+
+def test_bwrap_without_an_agent_user_is_skipped():
+    result = audit.check_bwrap("")
+    assert result["status"] == "skipped" and "agent user" in result["reason"]
+
+
+def test_bwrap_with_an_unknown_agent_user_is_an_error_not_a_finding():
+    result = audit.check_bwrap("no-such-user-sandboxguard")
+    assert result["status"] == "error" and "no such user" in result["reason"]
+
+
+def test_unselected_checks_are_skipped_and_a_crashing_check_does_not_hide_the_others(tmp_path, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(audit, "check_leaks", boom)
+    record = audit.audit_host(checks=["leaks", "bwrap"], paths=[str(tmp_path)])
+    assert record["checks"]["leaks"]["status"] == "error" and "boom" in record["checks"]["leaks"]["reason"]
+    assert record["checks"]["bwrap"]["status"] == "skipped"
+    assert record["checks"]["privileged_files"]["status"] == "skipped"
+    assert record["status"] == "error"
+
+
+def test_unknown_check_is_refused():
+    with pytest.raises(ValueError, match="unknown check"):
+        audit.audit_host(checks=["everything"])

@@ -1,0 +1,209 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The fleet audit reports: records, summary, JSON (against the schema), JUnit, HTML, merge of slices."""
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import pytest
+from sandboxguard import audit_report as ar
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCHEMA = os.path.join(TOP, "docs", "schemas", "boundary-audit.schema.json")
+SUID = {"path": "/srv/h/sandboxes/docker/t1/workspace/sh", "mode": "04755", "caps": None, "uid": 0, "gid": 0,
+        "reasons": ["setuid"]}
+CAPS = {"path": "/srv/h/sandboxes/docker/t1/workspace/ping", "mode": "0755", "caps": "cap_net_raw=ep", "uid": 0,
+        "gid": 0, "reasons": ["caps"]}
+
+
+def check(status, findings=(), reason=None):
+    return {"status": status, "findings": list(findings), "reason": reason, "errors": []}
+
+
+def record(privileged=None, **others):
+    checks = {"privileged_files": privileged or check("clean"), "home_mode": check("skipped", reason="no mode"),
+              "leaks": check("clean"), "bwrap": check("skipped", reason="no agent user")}
+    checks.update(others)
+    return ar.host_record(checks)
+
+
+def fleet():
+    """Five hosts: two with findings (one with more), one error, one clean, one unreachable."""
+    results = {
+        "web-clean": {"record": record(), "changed": False},
+        "a-one-finding": {"record": record(check("findings", [SUID]))},
+        "z-two-findings": {"record": record(check("findings", [SUID, CAPS]))},
+        "m-error": {"record": record(leaks=check("error", reason="/var/spool/cron/crontabs: Permission denied"))},
+        "b-failed": {"failed": True, "msg": "/usr/bin/python3: not found"},
+    }
+    return ar.collect(results, ["web-clean", "a-one-finding", "z-two-findings", "m-error", "b-failed",
+                                "gone-unreachable"])
+
+
+@pytest.fixture(scope="module")
+def validator():
+    with open(SCHEMA) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_host_status_is_findings_over_error_over_clean():
+    assert record(check("findings", [SUID]), leaks=check("error", reason="x"))["status"] == "findings"
+    assert record(leaks=check("error", reason="x"))["status"] == "error"
+    assert record()["status"] == "clean"
+
+
+def test_a_check_without_a_result_is_an_error_not_clean():
+    rec = ar.host_record({"privileged_files": check("clean")})
+    assert rec["checks"]["leaks"]["status"] == "error"
+    assert rec["status"] == "error"
+
+
+def test_hosts_without_a_result_are_unreachable_and_a_failed_audit_is_an_error():
+    hosts = fleet()
+    assert hosts["gone-unreachable"]["status"] == "unreachable"
+    assert hosts["b-failed"]["status"] == "error"
+    assert "python3: not found" in hosts["b-failed"]["reason"]
+    unreachable = ar.collect({"x": {"unreachable": True, "msg": "ssh: connect to host x port 22: No route"}}, ["x"])
+    assert unreachable["x"]["status"] == "unreachable" and "No route" in unreachable["x"]["reason"]
+
+
+def test_hosts_are_ordered_worst_first():
+    report = ar.fleet_report(fleet())
+    assert list(report["hosts"]) == ["gone-unreachable", "z-two-findings", "a-one-finding", "b-failed", "m-error",
+                                     "web-clean"]
+
+
+def test_summary_counts_hosts_and_checks():
+    summary = ar.fleet_report(fleet())["summary"]
+    assert (summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"],
+            summary["hosts_unreachable"], summary["hosts_clean"]) == (6, 2, 3, 1, 1)
+    assert summary["checks"]["privileged_files"] == {"findings": 2, "clean": 2, "error": 2, "skipped": 0, "items": 3}
+    assert summary["checks"]["leaks"]["error"] == 3
+
+
+def test_fleet_report_and_host_files_validate_against_the_schema(tmp_path, validator):
+    report = ar.fleet_report(fleet())
+    validator.validate(json.loads(ar.to_json(report)))
+    ar.write_reports(report, str(tmp_path))
+    for name in os.listdir(tmp_path / "hosts"):
+        with open(tmp_path / "hosts" / name) as f:
+            validator.validate(json.load(f))
+
+
+def test_schema_rejects_a_findings_check_without_findings_and_an_error_without_reason(validator):
+    report = ar.fleet_report({"h": record()})
+    report["hosts"]["h"]["checks"]["leaks"] = {"status": "findings", "findings": [], "reason": None}
+    assert list(validator.iter_errors(report))
+    report["hosts"]["h"]["checks"]["leaks"] = {"status": "error", "findings": [], "reason": None}
+    assert list(validator.iter_errors(report))
+    report["hosts"]["h"]["status"] = "broken"
+    assert list(validator.iter_errors(report))
+
+
+def test_junit_has_a_suite_per_host_and_a_case_per_check():
+    xml = ar.to_junit(ar.fleet_report(fleet()))
+    root = ET.fromstring(xml.encode())
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == set(fleet())
+    for suite in suites.values():
+        assert [c.get("name") for c in suite.findall("testcase")] == list(ar.CHECKS)
+    failure = suites["z-two-findings"].find("testcase[@name='privileged_files']/failure")
+    assert SUID["path"] in failure.get("message") and CAPS["path"] in failure.get("message")
+    assert "cap_net_raw=ep" in failure.text
+    assert suites["m-error"].find("testcase[@name='leaks']/error") is not None
+    gone = suites["gone-unreachable"].findall("testcase/error")
+    assert len(gone) == 4 and all(e.get("type") == "unreachable" for e in gone)
+    assert suites["web-clean"].find("testcase[@name='bwrap']/skipped") is not None
+    assert root.get("failures") == "2" and root.get("tests") == "24"
+
+
+def test_junit_carries_paths_with_control_characters():
+    weird = dict(SUID, path="/srv/h/sandboxes/docker/t1/a\x01b\nc")
+    xml = ar.to_junit(ar.fleet_report({"h": record(check("findings", [weird]))}))
+    failure = ET.fromstring(xml.encode()).find("testsuite/testcase/failure")
+    assert "a\\x01b" in failure.get("message")
+
+
+def test_html_is_self_contained_summary_first_hosts_worst_first():
+    page = ar.to_html(ar.fleet_report(fleet()))
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<script" not in page and "@import" not in page and "url(" not in page
+    assert page.index("Checks across the fleet") < page.index("Hosts, worst first")
+    order = [page.index('<span class="name">%s</span>' % n) for n in
+             ("gone-unreachable", "z-two-findings", "a-one-finding", "b-failed", "m-error", "web-clean")]
+    assert order == sorted(order)
+    assert "<details" in page and SUID["path"] in page
+
+
+def test_html_escapes_what_the_sandbox_controls():
+    evil = dict(SUID, path="/srv/h/sandboxes/docker/t1/<script>alert(1)</script>")
+    page = ar.to_html(ar.fleet_report({"h": record(check("findings", [evil]))}))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_write_reports_writes_the_three_reports_and_one_file_per_host(tmp_path):
+    written = ar.write_reports(ar.fleet_report(fleet()), str(tmp_path / "out"))
+    names = sorted(os.path.relpath(p, tmp_path / "out") for p in written)
+    assert names[:3] == ["boundary-audit.html", "boundary-audit.json", "boundary-audit.xml"]
+    assert sorted(os.listdir(tmp_path / "out" / "hosts")) == sorted(n + ".json" for n in fleet())
+
+
+def test_host_file_names_stay_inside_the_hosts_directory():
+    assert ar.host_file_name("../../etc/passwd") == "_.._etc_passwd.json"
+    assert "/" not in ar.host_file_name("a/b") and ar.host_file_name("..") == "_.json"
+
+
+def test_merge_of_slices_is_the_report_of_the_whole_run(tmp_path):
+    hosts = fleet()
+    names = sorted(hosts)
+    whole = ar.fleet_report(hosts)
+    for i, part in enumerate((names[:3], names[3:])):
+        ar.write_reports(ar.fleet_report({n: hosts[n] for n in part}), str(tmp_path / ("slice%d" % i)))
+    merged = ar.merge([str(tmp_path / "slice0"), str(tmp_path / "slice1")])
+    assert merged["hosts"] == whole["hosts"]
+    assert merged["summary"] == whole["summary"]
+    assert list(merged["hosts"]) == list(whole["hosts"])
+
+
+def test_merge_keeps_a_reachable_record_over_an_unreachable_one(tmp_path):
+    ar.write_reports(ar.fleet_report({"h": ar.unreachable_record("timeout")}, generated="2026-12-01T10:00:00Z"),
+                     str(tmp_path / "late"))
+    ar.write_reports(ar.fleet_report({"h": record(check("findings", [SUID]))}, generated="2026-12-01T09:00:00Z"),
+                     str(tmp_path / "early"))
+    merged = ar.merge([str(tmp_path / "early"), str(tmp_path / "late")])
+    assert merged["hosts"]["h"]["status"] == "findings"
+
+
+def test_merge_reads_a_fleet_report_file_too(tmp_path):
+    ar.write_reports(ar.fleet_report(fleet()), str(tmp_path), host_files=False)
+    merged = ar.merge([str(tmp_path / ar.JSON_NAME)])
+    assert set(merged["hosts"]) == set(fleet())
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{}", "no schema_version"), ('{"schema_version": 99, "hosts": {}}', "schema_version 99"),
+    ("not json", "cannot read a report")])
+def test_merge_refuses_what_is_not_a_report_naming_the_file(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    with pytest.raises(ar.ReportError, match=re.escape(str(bad)) + ".*" + message):
+        ar.merge([str(bad)])
+
+
+def test_gate_fails_on_findings_and_errors_unless_told_not_to():
+    summary = ar.fleet_report(fleet())["summary"]
+    assert "2 of 6 host(s) have findings (privileged_files on 2)" in ar.gate(summary)
+    assert "1 unreachable" in ar.gate(summary)
+    assert ar.gate(summary, fail_on_findings=False, fail_on_errors=False) is None
+    clean = ar.fleet_report({"h": record()})["summary"]
+    assert ar.gate(clean) is None
+
+
+def test_stats_are_the_summary_awx_reads():
+    stats = ar.stats(ar.fleet_report(fleet())["summary"])
+    assert stats["hosts_total"] == 6 and stats["hosts_with_findings"] == 2 and stats["hosts_error"] == 3
+    assert stats["counts"]["privileged_files"] == 3 and stats["checks"]["leaks"]["error"] == 3

@@ -1,0 +1,59 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""AWX-style inputs, one table: what the as_list / as_bool / as_value filters and modules read."""
+import pytest
+from sandboxguard import inputs
+
+LISTS = [
+    (None, []),
+    ("", []),
+    ("   ", []),
+    ("/a", ["/a"]),
+    ("/a,/b", ["/a", "/b"]),
+    (" /a , ,/b ,", ["/a", "/b"]),
+    (["/a", "/b"], ["/a", "/b"]),
+    (["/a,/b", "/c"], ["/a", "/b", "/c"]),
+    (["", " ", None], []),
+    ([], []),
+    (("x",), ["x"]),
+    (1000, ["1000"]),
+    ([1000, "agent"], ["1000", "agent"]),
+]
+
+
+@pytest.mark.parametrize("value, expected", LISTS)
+def test_as_list_reads_lists_comma_strings_and_blanks(value, expected):
+    assert inputs.as_list(value) == expected
+
+
+BOOLS = [
+    (True, False, True), (False, True, False),
+    ("true", False, True), ("True", False, True), ("yes", False, True), ("on", False, True), ("1", False, True),
+    ("false", True, False), ("FALSE", True, False), ("no", True, False), ("off", True, False), ("0", True, False),
+    (" false ", True, False),
+    ("", True, True), ("", False, False), ("  ", True, True), (None, True, True), (None, False, False),
+    (1, False, True), (0, True, False),
+]
+
+
+@pytest.mark.parametrize("value, default, expected", BOOLS)
+def test_as_bool_reads_booleans_survey_strings_and_blank_as_default(value, default, expected):
+    assert inputs.as_bool(value, default) is expected
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "truthy", 7, ["true"]])
+def test_as_bool_refuses_what_is_not_a_boolean_naming_it(value):
+    with pytest.raises(inputs.InputError, match="fail_on_findings: .* is not a boolean"):
+        inputs.as_bool(value, True, "fail_on_findings")
+
+
+VALUES = [
+    ("", 10, 10), ("  ", 10, 10), (None, 10, 10),
+    (0, 10, 0), ("0", 10, "0"), (5.5, 10, 5.5), ("hermes", None, "hermes"), (" hermes ", None, "hermes"),
+    ([], "x", []),
+]
+
+
+@pytest.mark.parametrize("value, default, expected", VALUES)
+def test_as_value_makes_blank_unset_but_keeps_zero(value, default, expected):
+    assert inputs.as_value(value, default) == expected
