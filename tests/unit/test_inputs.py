@@ -43,7 +43,7 @@ def test_as_bool_reads_booleans_survey_strings_and_blank_as_default(value, defau
 
 @pytest.mark.parametrize("value", ["maybe", "2", "truthy", 7, ["true"]])
 def test_as_bool_refuses_what_is_not_a_boolean_naming_it(value):
-    with pytest.raises(inputs.InputError, match="fail_on_findings: .* is not a boolean"):
+    with pytest.raises(inputs.InputError, match=r"fail_on_findings: .* is not a boolean"):
         inputs.as_bool(value, True, "fail_on_findings")
 
 

@@ -36,7 +36,8 @@ FINDINGS, CLEAN, ERROR, SKIPPED, UNREACHABLE = "findings", "clean", "error", "sk
 CHECK_STATUSES = (FINDINGS, CLEAN, ERROR, SKIPPED)
 HOST_STATUSES = (UNREACHABLE, FINDINGS, ERROR, CLEAN)
 _RANK = {status: rank for rank, status in enumerate(HOST_STATUSES)}
-JSON_NAME, JUNIT_NAME, HTML_NAME, HOSTS_DIR = "boundary-audit.json", "boundary-audit.xml", "boundary-audit.html", "hosts"
+JSON_NAME, JUNIT_NAME, HTML_NAME = "boundary-audit.json", "boundary-audit.xml", "boundary-audit.html"
+HOSTS_DIR = "hosts"
 FORMATS = ("json", "junit", "html")
 HTML_MAX_ROWS = 200
 FAILURE_MAX_PATHS = 20
@@ -107,7 +108,7 @@ def worst_first(hosts):
 def summarize(hosts):
     """The fleet summary of {name: record}."""
     summary = {"hosts_total": len(hosts), "hosts_with_findings": 0, "hosts_error": 0, "hosts_unreachable": 0,
-               "hosts_clean": 0, "checks": {name: dict.fromkeys(CHECK_STATUSES + ("items",), 0) for name in CHECKS}}
+               "hosts_clean": 0, "checks": {name: dict.fromkeys((*CHECK_STATUSES, "items"), 0) for name in CHECKS}}
     for record in hosts.values():
         status = record["status"]
         if status == FINDINGS:
@@ -231,7 +232,8 @@ def to_junit(report):
                 findings = result.get("findings") or []
                 paths = [str(f.get("path", "")) for f in findings[:FAILURE_MAX_PATHS]]
                 more = len(findings) - len(paths)
-                message = "%d finding(s): %s%s" % (len(findings), ", ".join(paths), " and %d more" % more if more else "")
+                message = "%d finding(s): %s%s" % (len(findings), ", ".join(paths),
+                                                   " and %d more" % more if more else "")
                 failure = ET.SubElement(case, "failure", message=_xml_text(message), type=check)
                 failure.text = _xml_text("\n".join(finding_line(check, f) for f in findings))
                 counts["failures"] += 1
@@ -273,7 +275,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 10px}.meta{colo
 .verdict{border-radius:10px;padding:12px 16px;margin:0 0 16px;font-weight:600}
 .verdict.bad{background:var(--bad-bg);color:var(--bad)}.verdict.ok{background:var(--ok-bg);color:var(--ok)}
 .verdict.warn{background:var(--warn-bg);color:var(--warn)}
-table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line);border-radius:10px;overflow:hidden}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line);border-radius:10px;
+overflow:hidden}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:#f2f4f7;font-weight:600;font-size:13px}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .b{display:inline-block;border-radius:999px;padding:1px 9px;font-size:12px;font-weight:600;white-space:nowrap}
@@ -281,10 +284,12 @@ th{background:#f2f4f7;font-weight:600;font-size:13px}td.num{text-align:right;fon
 .b.clean{background:var(--ok-bg);color:var(--ok)}.b.skipped{background:var(--off-bg);color:var(--off)}
 details.host{background:#fff;border:1px solid var(--line);border-radius:10px;margin:0 0 8px}
 details.host>summary{cursor:pointer;padding:10px 14px;display:flex;gap:10px;align-items:center;flex-wrap:wrap}
-details.host>summary .name{font-weight:650;min-width:180px}details.host[open]>summary{border-bottom:1px solid var(--line)}
+details.host>summary .name{font-weight:650;min-width:180px}
+details.host[open]>summary{border-bottom:1px solid var(--line)}
 .checks{display:flex;gap:6px;flex-wrap:wrap}.body{padding:6px 14px 14px}
 .check h3{font-size:14px;margin:14px 0 6px;display:flex;gap:8px;align-items:center}
-.reason{color:var(--muted);margin:2px 0 6px}code,.mono{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+.reason{color:var(--muted);margin:2px 0 6px}
+code,.mono{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 .more{color:var(--muted);font-style:italic}footer{color:var(--muted);margin-top:28px;font-size:12px}
 """
 
@@ -363,7 +368,8 @@ def to_html(report, title="sandboxguard boundary audit"):
            '<meta name="viewport" content="width=device-width,initial-scale=1">',
            "<title>%s</title><style>%s</style></head><body><main>" % (_e(title), _CSS),
            "<h1>%s</h1>" % _e(title),
-           '<p class="meta">generated %s &middot; schema %s</p>' % (_e(report["generated"]), _e(report["schema_version"])),
+           '<p class="meta">generated %s &middot; schema %s</p>' % (_e(report["generated"]),
+                                                                    _e(report["schema_version"])),
            '<div class="verdict %s">%s</div>' % verdict,
            '<div class="cards">%s</div>' % "".join(
                '<div class="card %s"><div class="n">%s</div><div class="l">%s</div></div>' % (cls, n, _e(label))
@@ -494,7 +500,7 @@ def merge(inputs, generated=None):
             if old is not None:
                 old_reachable = old[0]["status"] != UNREACHABLE
                 new_reachable = record["status"] != UNREACHABLE
-                if old_reachable and not new_reachable or (old_reachable == new_reachable and old[1] > stamp):
+                if (old_reachable and not new_reachable) or (old_reachable == new_reachable and old[1] > stamp):
                     continue
             chosen[name] = (record, stamp)
     return fleet_report({name: record for name, (record, _stamp) in chosen.items()}, generated,
