@@ -15,7 +15,7 @@ description:
     engine answers), under C(<HERMES_HOME>/sandboxes/docker) of each O(hermes_home) and its profiles, and
     under O(paths). One race-safe walk that never follows a symlink, as M(sandboxguard.boundary.setid_strip)
     in check mode.
-  - C(home_mode) compares the C(TERMINAL_HOME_MODE) of each Hermes home and profile with O(home_mode):
+  - C(home_mode) compares the C(TERMINAL_HOME_MODE) of each Hermes home and profile with O(home_mode);
     a finding is what M(sandboxguard.boundary.terminal_home) would change. Without O(home_mode) the check
     is C(skipped) and lists the modes it read.
   - C(leaks) lists what agents left outside their sandbox (cron jobs, Hermes scripts, user units, run

@@ -20,13 +20,13 @@ description:
   - A host of the play without a result (unreachable, or removed from the play by an earlier failure)
     appears as C(unreachable) in every report; a host whose audit module failed appears as C(error).
   - It never fails because of findings; it returns RV(gate), the message to fail with, for the task after it.
-  - The controller needs nothing but ansible-core and the collection: the report code is the collection's
+  - The controller needs nothing but ansible-core and the collection; the report code is the collection's
     own C(module_utils).
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
   report_dir:
-    description: Directory on the controller for the reports; created when missing. Relative to the playbook.
+    description: Directory on the controller for the reports; created when missing. A relative path is relative to the directory C(ansible-playbook) runs in.
     type: path
     required: true
   result_var:
