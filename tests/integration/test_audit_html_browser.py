@@ -56,7 +56,7 @@ def sample_fleet():
     checks = dict(clean)
     checks["bwrap"] = check("error", reason="no such user: hermes")
     results["agent-10"] = {"record": ar.host_record(checks)}
-    hosts = ar.collect(results, sorted(results) + ["agent-11"],
+    hosts = ar.collect(results, [*sorted(results), "agent-11"],
                        {"agent-11": "Failed to connect to the host via ssh: connect to host 10.0.0.11 port 22: "
                                     "Connection timed out"})
     return ar.fleet_report(hosts, generated="2026-12-01T10:00:00Z")
@@ -75,7 +75,7 @@ def distinct_rows(data):
         if kind == b"IDAT":
             idat += data[pos + 8:pos + 8 + length]
         pos += 12 + length
-    width, height = png_size(data)
+    _width, height = png_size(data)
     raw = zlib.decompress(idat)
     stride = len(raw) // height
     return len({raw[r * stride + 1:(r + 1) * stride] for r in range(height)})
