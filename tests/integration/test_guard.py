@@ -359,3 +359,10 @@ def test_bind_mount_on_another_filesystem_below_a_root_is_guarded_once_a_contain
         if proc.poll() is None:
             proc.kill()
         subprocess.run(["umount", "-l", os.fspath(work)], check=False)
+
+
+def test_cli_probe_tries_a_mark_on_each_root_and_exits_0(sandbox):
+    proc = subprocess.run(guard_cmd(os.fspath(sandbox), "--probe"), capture_output=True, env=cli_env(), timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b""
+    assert b"fanotify works here" in proc.stderr and os.fsencode(sandbox) in proc.stderr

@@ -48,6 +48,7 @@ RESCAN_INTERVAL_S = 10.0  # how often roots are re-derived (a new sandbox dir, a
 MAX_JOBS = 4  # forked walks (moved-in trees, full sweeps) at once; the rest wait
 MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over
 MAX_WALK_UP = 4096  # '..' steps before a directory counts as outside every root
+MAX_READS_PER_POLL = 64  # 64 KiB reads of events handled before the loop looks at anything else
 FALLBACK = ("the sandbox_sweep timer (sandboxguard-sweep.timer) and the events watcher "
             "(sandboxguard watch) still strip, at lifecycle points and on the timer, not in real time")
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
@@ -143,18 +144,18 @@ class Guard:
         """fanotify_init; raises fanotify.FanotifyUnavailable with the reason."""
         self.fan_fd = fanotify.init()
         # Since Linux 5.13 an unprivileged fanotify_init succeeds with FID reports, but a
-        # filesystem mark still needs CAP_SYS_ADMIN (fanotify_mark(2)): probe one now.
+        # filesystem mark still needs CAP_SYS_ADMIN (fanotify_mark(2)): probe one now. Other
+        # errors belong to that filesystem (an overlayfs root without decodable handles says
+        # EXDEV) and are reported per root when it is marked.
         try:
             fanotify.mark_filesystem(self.fan_fd, "/", WATCH_MASK)
             fanotify.mark_filesystem(self.fan_fd, "/", WATCH_MASK, remove=True)
         except OSError as exc:
-            os.close(self.fan_fd)
-            self.fan_fd = None
             if exc.errno == errno.EPERM:
+                os.close(self.fan_fd)
+                self.fan_fd = None
                 raise fanotify.FanotifyUnavailable(exc.errno, "fanotify filesystem marks need root "
                                                               "(CAP_SYS_ADMIN)") from None
-            raise fanotify.FanotifyUnavailable(exc.errno, "this kernel cannot place a fanotify filesystem mark "
-                                                          "(%s)" % exc.strerror) from None
         self.options = stripmod.StripOptions(actions=self.actions, dry_run=self.dry_run,
                                              setuid=bool(self.setid_mask & stat.S_ISUID),
                                              setgid=bool(self.setid_mask & stat.S_ISGID))
@@ -208,7 +209,8 @@ class Guard:
                 try:
                     fanotify.mark_filesystem(self.fan_fd, root.path, WATCH_MASK)
                 except OSError as exc:
-                    self.log("cannot watch %s (%s): it is swept on the timer only" % (root.path, exc.strerror))
+                    self.log("cannot watch %s (fanotify_mark: %s): no real-time strip there, only sweeps"
+                             % (root.path, exc.strerror))
                     continue
                 self.marked[root.dev] = root.path
         self.handle_cache.clear()
@@ -216,6 +218,25 @@ class Guard:
             self.log("guarding %s" % ", ".join(r.path for r in new))
             self.start_sweep(new, reason)
         return new
+
+    def probe_roots(self):
+        """Try a filesystem mark on each existing root (added and removed again).
+
+        Returns (tried, failures): the paths tried and [(path, reason)] where it fails.
+        """
+        tried, failures = [], []
+        for path, _source in self.roots_source()[0]:
+            try:
+                real = check_root(path)
+            except RootRefused:
+                continue
+            tried.append(real)
+            try:
+                fanotify.mark_filesystem(self.fan_fd, real, WATCH_MASK)
+                fanotify.mark_filesystem(self.fan_fd, real, WATCH_MASK, remove=True)
+            except OSError as exc:
+                failures.append((real, exc.strerror or str(exc)))
+        return tried, failures
 
     # -- deciding which directory an event is in ---------------------------------
     def root_of_handle(self, fsid, handle):
@@ -269,12 +290,15 @@ class Guard:
     def read_batch(self):
         """Read and handle what the fanotify fd holds; returns the number of events."""
         total = 0
-        while True:
+        for _ in range(MAX_READS_PER_POLL):  # then back to poll: jobs, rescans and a stop get their turn
+            if self.stopping:
+                break
             events = fanotify.read_events(self.fan_fd)
             if not events:
-                return total
+                break
             total += len(events)
             self.handle_events(events, time.time())
+        return total
 
     def handle_events(self, events, read_at):
         """Decide and fix one batch of events (see the module doc for the steps)."""

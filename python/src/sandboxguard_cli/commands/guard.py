@@ -146,8 +146,14 @@ def run_guard(args):
         log("no real-time strip: %s; falling back: %s" % (exc.strerror or exc, guardmod.FALLBACK))
         return EXIT_FINDINGS
     if args.probe:
+        tried, failures = guard.probe_roots()
         guard.close()
-        log("fanotify works here (filesystem marks with file handles and names)")
+        if failures:
+            log("no real-time strip for %s; falling back: %s" % (
+                "; ".join("%s: fanotify_mark: %s" % item for item in failures), guardmod.FALLBACK))
+            return EXIT_FINDINGS
+        log("fanotify works here (filesystem marks with file handles and names%s)" % (
+            " on " + ", ".join(tried) if tried else "; no root exists yet to try"))
         return EXIT_OK
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
