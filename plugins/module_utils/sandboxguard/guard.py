@@ -255,7 +255,7 @@ class Guard:
         seen = [key]
         found = None
         try:
-            for _ in range(MAX_WALK_UP):
+            for _hop in range(MAX_WALK_UP):
                 st = os.fstat(fd)
                 root = self.roots.get((st.st_dev, st.st_ino))
                 if root is not None:
@@ -290,7 +290,7 @@ class Guard:
     def read_batch(self):
         """Read and handle what the fanotify fd holds; returns the number of events."""
         total = 0
-        for _ in range(MAX_READS_PER_POLL):  # then back to poll: jobs, rescans and a stop get their turn
+        for _read in range(MAX_READS_PER_POLL):  # then back to poll: jobs, rescans and a stop get their turn
             if self.stopping:
                 break
             events = fanotify.read_events(self.fan_fd)
