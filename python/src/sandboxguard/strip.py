@@ -65,7 +65,6 @@ SHARE_FRONTIER = 64
 MAX_WORKERS = 2  # measured: a second walker helps on 2 cores; threads make it slower (FACTS.md)
 SHARE_QUEUE_BYTES = 60000  # below the 64 KiB pipe buffer: the whole queue is written at once
 
-SETID_BITS = stat.S_ISUID | stat.S_ISGID
 CAP_XATTR = capsmod.XATTR_NAME
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
 _PATH_FLAGS = getattr(os, "O_PATH", 0o10000000) | os.O_NOFOLLOW | os.O_CLOEXEC
