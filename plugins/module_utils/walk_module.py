@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Module-side glue shared by the modules that walk a tree: options, diff, warnings."""
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
 
@@ -52,22 +53,16 @@ def run_walk_module(module, **kwargs):
         module.fail_json(msg="refused root %s" % exc, path=exc.path)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
-    result = dict(report)
-    if query:
-        result["changed"] = False
-    if module._diff and report["files"]:
-        result["diff"] = report_diff(report)
+    diff = report_diff(report) if module._diff and report["files"] else None
     if not report["complete"]:
         module.warn("the walk of %s stopped after %.1fs (budget %.1fs) before it finished; run again or raise budget"
                     % (", ".join(report["roots"]), report["elapsed"], params["budget"]))
-    errors = report["errors"]
-    if errors:
-        summary = "; ".join("%s: %s" % (e["path"], e["error"]) for e in errors[:5])
-        more = report["counts"]["errors"] - min(5, len(errors))
-        text = "%d file(s) could not be processed: %s%s" % (
-            report["counts"]["errors"], summary, " (and %d more)" % more if more > 0 else "")
-        if params["fail_on_errors"]:
-            module.fail_json(msg=text, **result)
-        for e in errors:
-            module.warn("%s: %s: %s" % (e["path"], e["op"], e["error"]))
-    module.exit_json(**result)
+    fail_msg = None
+    if report["errors"]:
+        fail_msg = errors_text(report, "file(s) could not be processed")
+        if not params["fail_on_errors"]:
+            for e in report["errors"]:
+                module.warn("%s: %s: %s" % (e["path"], e["op"], e["error"]))
+            fail_msg = None
+    extra = {"diff": diff} if diff else {}
+    exit_report(module, report, fail_msg=fail_msg, changed=False if query else None, **extra)

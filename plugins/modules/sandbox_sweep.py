@@ -101,6 +101,37 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+roots:
+  description: The host-derived C(<sandbox>/docker) roots (realpaths) the scope was decided against.
+  returned: always
+  type: list
+  elements: str
+root_sources:
+  description: Each root with where it came from, as C({realpath, source}) (the dicts C(roots) held in earlier releases).
+  returned: always
+  type: list
+  elements: dict
+changed:
+  description: Something changed; in check mode, something would change (both methods).
+  returned: always
+  type: bool
+complete:
+  description: Every step of every sandbox finished within its budget and without an error.
+  returned: always
+  type: bool
+errors:
+  description: Every step's errors, each C({path, op, error}); C(op) is the file operation or the step name.
+  returned: always
+  type: list
+  elements: dict
+counts:
+  description: The steps' counts summed (C(files), C(dirs), C(setid), C(caps), C(chown), C(errors), ...) and C(sandboxes).
+  returned: always
+  type: dict
+elapsed:
+  description: Seconds the sweep took.
+  returned: always
+  type: float
 sandboxes:
   description: One entry per swept target.
   returned: always
@@ -125,7 +156,13 @@ sandboxes:
       type: bool
       returned: always
     steps:
-      description: C(chown), C(setid), C(caps) in that order, each with C(complete), C(changed), C(ran), C(error) and its C(report).
+      description:
+        - C(chown), C(setid), C(caps) in that order, each with C(complete), C(changed), C(ran), C(skipped),
+          C(errors) (C({path, op, error})), C(error) (the first error as text) and its C(report).
+        - C(report) is the same envelope for both methods; its C(files) are the same dicts (C(path), C(type),
+          C(mode_before), C(mode_after), C(caps_before), C(uid), C(gid), C(nlink), C(actions)); method
+          C(container) sees only paths, so the other keys are null there.
+        - C(would_change) (container method, check mode) is deprecated; read C(changed), which means the same.
       type: list
       elements: dict
       returned: always
@@ -154,6 +191,7 @@ containers:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
@@ -187,17 +225,10 @@ def main():
             p["budget_per_step"], module.check_mode, p["return_ownership"])
     except Exception as exc:  # engine errors, a named container that does not exist
         module.fail_json(msg=str(exc))
-    changed = result.pop("changed")
-    if module.check_mode:
-        changed = changed or any(s.get("would_change") for sb in result["sandboxes"] for s in sb["steps"])
-    warnings = result.pop("warnings")
-    for warning in warnings:  # Ansible returns these as the result's warnings list
-        module.warn(warning)
-    result["changed"] = changed
-    if warnings and p["fail_on_warnings"]:
-        module.fail_json(msg="%d sandbox(es) not swept completely: %s" % (len(warnings), "; ".join(warnings)),
-                         **result)
-    module.exit_json(**result)
+    fail_msg = None
+    if result["warnings"] and p["fail_on_warnings"]:
+        fail_msg = "%d sandbox(es) not swept completely: %s" % (len(result["warnings"]), "; ".join(result["warnings"]))
+    exit_report(module, result, fail_msg=fail_msg)
 
 
 if __name__ == "__main__":

@@ -72,7 +72,8 @@ def test_chown_to_returns_ownership(sandbox):
     (["strip", "relative"], "relative: relative path"),
     (["scan", "/nonexistent-sandbox"], "/nonexistent-sandbox: does not exist"),
     (["scan", "--budget", "soon", "/tmp"], "--budget 'soon'"),
-    (["strip", "--chown-to", "bob", "/tmp"], "--chown-to 'bob'"),
+    (["strip", "--chown-to", "no-such-user-sgtest", "/tmp"], "--chown-to owner 'no-such-user-sgtest': no such user"),
+    (["strip", "--chown-to", ":0", "/tmp"], "--chown-to ':0': name the user too"),
 ])
 def test_bad_input_is_one_line_on_stderr_and_exit_2(args, words):
     result = cli(*args)

@@ -8,21 +8,38 @@ for containers, their inspect documents and its info, and runs the disposable st
 container of the ``container`` sweep method.
 """
 
-MISSING_SDK = ("the Docker SDK for Python is not installed on this host: install it "
-               "(Debian: apt-get install python3-docker; elsewhere: pip install docker); "
-               "the sandbox_sweep role does this")
+# One text for a missing SDK, whichever operation needs it (sweep, mounts_info, the docker
+# fetch transport). Library terms only: the roles add their own variable names.
+MISSING_SDK = ("the Docker SDK for Python is not installed for %s: install it "
+               "(Debian: apt-get install python3-docker; elsewhere: pip install docker, "
+               "or pip install 'sandboxguard[docker]')")
 
 
 class EngineError(RuntimeError):
     """The engine cannot be reached or answered with an error; str() says which."""
 
 
-def connect(base_url=None, timeout=60):
-    """A docker.DockerClient, from the environment (DOCKER_HOST) or base_url."""
+class SDKMissing(EngineError):
+    """The ``docker`` package cannot be imported; str() says how to install it."""
+
+
+def import_sdk():
+    """The ``docker`` module (imported on first use: the library core stays stdlib-only)."""
     try:
         import docker  # noqa: PLC0415 - optional edge dependency, imported when used
     except ImportError:
-        raise EngineError(MISSING_SDK) from None
+        import sys  # noqa: PLC0415
+        raise SDKMissing(MISSING_SDK % sys.executable) from None
+    return docker
+
+
+def connect(base_url=None, timeout=60):
+    """A docker.DockerClient, from the environment (DOCKER_HOST) or base_url; pinged once.
+
+    The one Docker client helper of the library (sweep, mounts_info, the docker fetch
+    transport). Raises SDKMissing or EngineError with one line saying what to do.
+    """
+    docker = import_sdk()
     try:
         if base_url:
             client = docker.DockerClient(base_url=base_url, timeout=timeout)
@@ -31,12 +48,29 @@ def connect(base_url=None, timeout=60):
         client.ping()
     except Exception as exc:  # the SDK raises several types for an unreachable engine
         where = " at " + base_url if base_url else ""
-        raise EngineError("cannot reach the Docker engine%s: %s" % (where, exc)) from None
+        raise EngineError("cannot reach the Docker engine%s: %s (is dockerd running? check DOCKER_HOST)"
+                          % (where, exc)) from None
     return client
 
 
 def engine_info(client):
     return client.info()
+
+
+def inspect_container(client, name):
+    """One container's inspect document; EngineError naming it when it is gone or unknown."""
+    try:
+        return client.api.inspect_container(name)
+    except Exception as exc:  # docker.errors.NotFound, APIError, requests errors
+        raise EngineError("container %s: %s" % (name, exc)) from None
+
+
+def container_events(client, since=None):
+    """The engine's container events as dicts, from ``since`` (epoch seconds) on; blocks.
+
+    A lost stream raises from the iteration (the caller reports it).
+    """
+    return client.events(decode=True, since=since, filters={"type": "container"})
 
 
 def inspect_containers(client, names=None, include_stopped=True):
@@ -45,13 +79,7 @@ def inspect_containers(client, names=None, include_stopped=True):
     A name or id that is not found raises EngineError naming it.
     """
     if names:
-        docs = []
-        for name in names:
-            try:
-                docs.append(client.api.inspect_container(name))
-            except Exception as exc:
-                raise EngineError("container %s: %s" % (name, exc)) from None
-        return docs
+        return [inspect_container(client, name) for name in names]
     docs = []
     for summary in client.api.containers(all=include_stopped):
         try:

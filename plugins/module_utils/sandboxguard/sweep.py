@@ -24,6 +24,7 @@ import stat
 import time
 
 from . import docker_engine, sandboxes
+from . import report as reportmod
 from . import strip as stripmod
 
 STEPS = ("chown", "setid", "caps")
@@ -90,9 +91,23 @@ def sandbox_owner(target_root):
     return path_owner(posixpath.dirname(target_root.rstrip("/")))
 
 
+# The keys of a step's file entries: what strip.run lists for method native. Method
+# container sees only paths (find prints them), so the rest is None there.
+_FILE_KEYS = ("path", "type", "mode_before", "mode_after", "caps_before", "uid", "gid", "nlink")
+
+
 def _step_result(name, budget):
-    return {"step": name, "budget": budget, "complete": True, "changed": False, "ran": True,
-            "error": None, "report": None}
+    """One step's result: the envelope's changed/complete/errors, plus the step's report."""
+    return {"step": name, "budget": budget, "ran": True, "skipped": None, "complete": True, "changed": False,
+            "errors": [], "error": None, "report": None}
+
+
+def _step_failed(result, path, text):
+    """A step that did not finish: one {path, op, error}; ``error`` keeps the first line."""
+    result["complete"] = False
+    result["errors"].append({"path": path, "op": result["step"], "error": text})
+    if result["error"] is None:
+        result["error"] = text
 
 
 _NO_OWNERSHIP = "no ownership to return (owner %s, from %s)"
@@ -106,7 +121,15 @@ def _returns_ownership(owner, chown_from):
 
 def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=stripmod.DEFAULT_MAX_LISTED,
                  steps=STEPS):
-    """The three steps on the host, each its own walk with its own budget."""
+    """The three steps on the host, each its own walk with its own budget.
+
+    Three walks, not the one walk strip.run could do with all three actions: each step
+    gets its own budget (INTERFACES.md, ``budget_per_step``), so a tree that exhausts the
+    ownership return still has its setid bits stripped; and the order is the seeds' (the
+    chown clears what it can before the strip looks). One walk would share one budget and
+    let a huge tree starve the later steps. The cost is re-reading the directories twice,
+    which the page cache makes cheap next to the per-file syscalls.
+    """
     results = []
     for name in steps:
         result = _step_result(name, budget)
@@ -119,10 +142,12 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
             report = stripmod.run([target], actions=[name], dry_run=dry_run, budget=budget, max_listed=max_listed,
                                   **ownership)
         except Exception as exc:  # a refused root, a vanished target: reported, the next step still runs
-            result.update(ran=False, complete=False, error="%s: %s" % (type(exc).__name__, exc))
+            result["ran"] = False
+            _step_failed(result, target, reportmod.error_text(exc))
             results.append(result)
             continue
-        result.update(report=report, complete=report["complete"], changed=report["changed"])
+        result.update(report=report, complete=report["complete"], changed=report["changed"],
+                      errors=list(report["errors"]))
         if report["errors"]:
             result["error"] = "%d per-file error(s), first: %s: %s" % (
                 report["counts"]["errors"], report["errors"][0]["path"], report["errors"][0]["error"])
@@ -130,9 +155,20 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
     return results
 
 
+def _container_entry(path, action):
+    entry = dict.fromkeys(_FILE_KEYS)
+    entry.update(path=path, actions=[action])
+    return entry
+
+
 def sweep_container(client, target, owner, chown_from, budget, image, dry_run=False, steps=STEPS,
                     run=docker_engine.run_disposable):
-    """The three steps in disposable hardened containers (see docker_engine.run_disposable)."""
+    """The three steps in disposable hardened containers (see docker_engine.run_disposable).
+
+    Each step's ``report`` is the same envelope as method native's, its ``files`` the same
+    dicts; find prints only paths, so modes, owners and caps are None and the setid step's
+    action is ``setid`` (find cannot tell which bit it cleared without a second walk).
+    """
     binds = {target: CONTAINER_TARGET}
     results = []
     for name in steps:
@@ -157,23 +193,32 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
         try:
             out = run(client, image, script, args, binds, timeout=budget or None)
         except Exception as exc:
-            result.update(ran=False, complete=False, error="could not run the strip container: %s" % exc)
+            result["ran"] = False
+            _step_failed(result, target, "could not run the strip container: %s" % exc)
             results.append(result)
             continue
         lines = [ln for ln in out["output"].splitlines() if ln]
         found = [target + ln[len(CONTAINER_TARGET):] for ln in lines if ln.startswith(CONTAINER_TARGET)]
-        result["report"] = {"files": found, "exit_code": out["exit_code"], "output": out["output"][-4000:],
-                            "elapsed": round(time.monotonic() - started, 3)}
+        report = reportmod.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
+                                      counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
+                                      output=out["output"][-4000:])
         if out["timed_out"]:
-            result.update(complete=False, error="step %s did not finish within %ss and was killed" % (name, budget))
+            reportmod.add_error(report, target, name, "step %s did not finish within %ss and was killed" % (
+                name, budget))
         elif out["exit_code"] != 0:
-            result.update(complete=False, error="step %s exited %s: %s" % (
+            reportmod.add_error(report, target, name, "step %s exited %s: %s" % (
                 name, out["exit_code"], (lines[-1] if lines else "no output")))
+        report["complete"] = not report["errors"]
         # The caps step re-chowns every file and cannot see which ones carried a capability,
         # so it reports the step as run, not as a change (method native reports exactly).
-        result["changed"] = bool(found) and not dry_run and name != "caps"
+        # In a dry run, changed means "would change" (as in Ansible's check mode).
+        report["changed"] = bool(found) and name != "caps"
+        reportmod.finish(report, started)
+        result.update(report=report, complete=report["complete"], changed=report["changed"],
+                      errors=list(report["errors"]))
+        result["error"] = report["errors"][0]["error"] if report["errors"] else None
         if dry_run:
-            result["would_change"] = bool(found)
+            result["would_change"] = result["changed"]  # deprecated: read changed (same value)
         results.append(result)
     return results
 
@@ -185,11 +230,16 @@ def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=()):
     return sandboxes.resolve_roots(derived, os.path.realpath)
 
 
-def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True):
-    """What sandbox_mounts_info returns: engine facts, roots, containers and targets."""
-    facts = sandboxes.engine_facts(docker_engine.engine_info(client))
+def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
+                engine=docker_engine):
+    """What sandbox_mounts_info returns: engine facts, roots, containers and targets.
+
+    ``engine``: what asks the engine (docker_engine; a test passes an object with the same
+    engine_info, inspect_containers, inspect_container, container_events, run_disposable).
+    """
+    facts = sandboxes.engine_facts(engine.engine_info(client))
     usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
-    inspects = docker_engine.inspect_containers(client, names, include_stopped)
+    inspects = engine.inspect_containers(client, names, include_stopped)
     # Without a container filter, persistent sandbox directories no container mounts any
     # more (a --rm container that died unseen) are swept too: their scope is host-derived.
     task_dirs = sandboxes.list_task_dirs(usable) if not names else ()
@@ -201,57 +251,154 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
 
 def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
           method="native", image=None, owner=None, budget_per_step=DEFAULT_BUDGET_PER_STEP_S, dry_run=False,
-          chown=True, info=None):
+          chown=True, info=None, engine=docker_engine):
     """Find the targets and sweep each one; return the sandbox_sweep result.
 
     ``owner``: (uid, gid) for ownership return; None means each sandbox's owner.
     ``info``: a mounts_info() result to reuse (the watcher passes one per event).
-    Returns dict: engine, targets, sandboxes (one per target: path, owner, method,
-    steps[]), warnings (one per sandbox that could not be swept completely), changed.
+    Returns the report envelope (report.py): ``roots`` the derived roots' realpaths,
+    ``changed`` (in a dry run: would change), ``complete`` (every step of every sandbox
+    finished), ``errors`` ({path, op, error} of every step), ``warnings`` (one per sandbox
+    that could not be swept completely), ``counts`` (summed over the steps' reports, plus
+    ``sandboxes``), ``elapsed``; and engine, targets, containers, root_sources,
+    refused_roots, sandboxes (one per target: path, owner, method, changed, steps[]).
     """
     if method not in METHODS:
         raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
     if method == "container" and not image:
         raise ValueError("the container method needs an image with find, chown, chmod, ls, awk and sort "
                          "(busybox or a Debian slim image): set image")
+    started = time.monotonic()
     if info is None:
-        info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped)
+        info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped, engine)
     facts = info["engine"]
-    result = {"engine": facts, "targets": info["targets"], "sandboxes": [], "warnings": [], "changed": False,
-              "containers": info["containers"], "roots": info["roots"], "refused_roots": info["refused_roots"]}
+    result = reportmod.new_report(
+        [r["realpath"] for r in info["roots"]], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts,
+        targets=info["targets"], sandboxes=[], containers=info["containers"], root_sources=info["roots"],
+        refused_roots=info["refused_roots"])
     if not facts["sweepable"]:
-        result["warnings"].append("not sweeping: %s" % facts["reason"])
-        return result
+        result["complete"] = False
+        reportmod.add_warning(result, "not sweeping: %s" % facts["reason"])
+        return reportmod.finish(result, started)
     chown_from = sandboxes.chown_from_uids(facts) if chown else ()
     for target in info["targets"]:
-        path = target["realpath"]
-        entry = {"path": path, "root": target["root"], "containers": target["containers"], "method": method,
-                 "owner": None, "steps": []}
-        try:
-            entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
-        except OSError as exc:
-            result["warnings"].append("sandbox %s: cannot read the owner of its sandbox directory (%s); "
-                                      "ownership is not returned" % (path, exc.strerror))
-        own = tuple(entry["owner"]) if entry["owner"] else None
-        try:
-            st = os.lstat(path)
-            if not stat.S_ISDIR(st.st_mode):
-                raise OSError(0, "not a directory any more")
-        except OSError as exc:
-            result["warnings"].append("sandbox %s: skipped, %s" % (path, exc.strerror or exc))
-            entry["skipped"] = str(exc.strerror or exc)
-            result["sandboxes"].append(entry)
-            continue
-        if method == "native":
-            entry["steps"] = sweep_native(path, own, chown_from, budget_per_step, dry_run)
-        else:
-            entry["steps"] = sweep_container(client, path, own, chown_from, budget_per_step, image, dry_run)
-        problems = ["%s: %s" % (s["step"], s["error"] or "did not complete within its budget")
-                    for s in entry["steps"] if s["error"] or not s["complete"]]
-        if problems:
-            result["warnings"].append("sandbox %s was not swept completely (%s): %s" % (
-                path, method, "; ".join(problems)))
-        entry["changed"] = any(s["changed"] for s in entry["steps"])
-        result["changed"] = result["changed"] or entry["changed"]
+        entry = _sweep_target(client, target, method, image, owner, chown_from, budget_per_step, dry_run, result,
+                              engine)
         result["sandboxes"].append(entry)
-    return result
+        result["counts"]["sandboxes"] += 1
+        for step in entry["steps"]:
+            if step["report"] is not None:
+                reportmod.merge(result, {"counts": step["report"]["counts"]})
+            for error in step["errors"]:
+                if len(result["errors"]) < stripmod.DEFAULT_MAX_LISTED:
+                    result["errors"].append(error)
+            result["complete"] = result["complete"] and step["complete"]
+        result["changed"] = result["changed"] or entry["changed"]
+    return reportmod.finish(result, started)
+
+
+def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_run, result, engine):
+    """One sandbox entry: its owner, its steps; warnings go to ``result``."""
+    path = target["realpath"]
+    entry = {"path": path, "root": target["root"], "containers": target["containers"], "method": method,
+             "owner": None, "changed": False, "steps": []}
+    try:
+        entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
+    except OSError as exc:
+        reportmod.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
+                                      "ownership is not returned" % (path, exc.strerror))
+    own = tuple(entry["owner"]) if entry["owner"] else None
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode):
+            raise OSError(0, "not a directory any more")
+    except OSError as exc:
+        reportmod.add_warning(result, "sandbox %s: skipped, %s" % (path, exc.strerror or exc))
+        entry["skipped"] = str(exc.strerror or exc)
+        return entry
+    if method == "native":
+        entry["steps"] = sweep_native(path, own, chown_from, budget, dry_run)
+    else:
+        entry["steps"] = sweep_container(client, path, own, chown_from, budget, image, dry_run,
+                                         run=engine.run_disposable)
+    problems = ["%s: %s" % (s["step"], s["error"] or "did not complete within its budget")
+                for s in entry["steps"] if s["error"] or not s["complete"]]
+    if problems:
+        reportmod.add_warning(result, "sandbox %s was not swept completely (%s): %s" % (
+            path, method, "; ".join(problems)))
+    entry["changed"] = any(s["changed"] for s in entry["steps"])
+    return entry
+
+
+# Container event actions the watcher acts on.
+_SWEEP_ACTIONS = ("die", "stop")
+
+
+def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="native", image=None, owner=None,
+          budget_per_step=DEFAULT_BUDGET_PER_STEP_S, chown=True, emit=None, engine=docker_engine, since=None):
+    """Follow the engine's container events; sweep a container's in-scope mounts when it stops or dies.
+
+    ``emit(event)`` gets one dict per thing worth telling (``event``: ``watching``,
+    ``inspect-failed``, ``unknown-container``, or the action that caused a sweep, with
+    ``id``, ``swept``, ``changed``, ``warnings`` and the sweep's ``report``). Returns when the
+    event stream ends; raises docker_engine.EngineError when the stream is lost. Roots are
+    derived once, here, from host configuration: nothing an event carries widens them.
+    """
+    if method not in METHODS:
+        raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
+    if method == "container" and not image:
+        raise ValueError("the container method needs an image: set image")
+    emit = emit or (lambda event: None)
+    usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
+    facts = sandboxes.engine_facts(engine.engine_info(client))
+    # Inspect documents of live containers, so a container started with --rm can still be
+    # swept after it died and was removed.
+    known = {doc["Id"]: doc for doc in engine.inspect_containers(client, None, False)}
+    since = int(time.time()) if since is None else since
+    emit({"event": "watching", "roots": [r["realpath"] for r in usable], "containers": len(known),
+          "refused_roots": refused})
+    try:
+        for event in engine.container_events(client, since):
+            _on_event(client, event, known, usable, refused, facts, emit, engine,
+                      dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, chown=chown))
+    except docker_engine.EngineError:
+        raise
+    except Exception as exc:  # the SDK's stream errors (requests, socket, APIError)
+        raise docker_engine.EngineError("lost the engine's event stream: %s" % exc) from None
+
+
+def _on_event(client, event, known, usable, refused, facts, emit, engine, options):
+    action, cid = event.get("Action") or event.get("status"), event.get("id")
+    attributes = (event.get("Actor") or {}).get("Attributes") or {}
+    if not cid or attributes.get("sandboxguard") == "sweep":
+        # our own disposable strip containers (method container): sweeping when they die
+        # would start more of them, for ever
+        return
+    if action == "start":
+        try:
+            known[cid] = engine.inspect_container(client, cid)
+        except docker_engine.EngineError as exc:  # it may be gone already
+            emit({"event": "inspect-failed", "id": cid, "error": str(exc)})
+        return
+    if action == "destroy":
+        known.pop(cid, None)
+        return
+    if action not in _SWEEP_ACTIONS:
+        return
+    doc, task_dirs = known.get(cid), ()
+    if doc is None:
+        try:
+            doc = engine.inspect_container(client, cid)
+        except docker_engine.EngineError as exc:  # removed before we saw it start: sweep every task dir
+            emit({"event": "unknown-container", "id": cid, "error": str(exc)})
+            doc = {"Id": cid, "Mounts": []}
+            task_dirs = sandboxes.list_task_dirs(usable)
+    containers, targets = sandboxes.scope_containers([doc], usable, os.path.realpath, sandboxes.path_kind,
+                                                     task_dirs)
+    if not targets:
+        return
+    info = {"engine": facts, "roots": usable, "refused_roots": refused, "containers": containers,
+            "targets": targets}
+    result = sweep(client, info=info, engine=engine, **options)
+    emit({"event": action, "id": cid[:12], "swept": [s["path"] for s in result["sandboxes"]],
+          "changed": result["changed"], "warnings": result["warnings"], "report": result})

@@ -6,22 +6,21 @@ The ``docker`` package is imported only when no client is given, so the library 
 standard-library only; a missing package is a TransportUnavailable naming it. Output is
 streamed and reading stops after ``max_output`` bytes of stdout.
 """
+from . import docker_engine
 from .fetch import DEFAULT_MAX_BYTES, FetchError, TransportUnavailable, output_limit
 
 
 def docker_client():
-    """A Docker SDK client from the environment (DOCKER_HOST or the local socket)."""
+    """A Docker SDK client from the environment (DOCKER_HOST or the local socket).
+
+    docker_engine.connect is the one client helper; its errors become this transport's.
+    """
     try:
-        import docker  # noqa: PLC0415 - optional edge dependency, imported on use
-    except ImportError:
-        raise TransportUnavailable(
-            "the docker transport needs the Docker SDK for Python: pip install 'sandboxguard[docker]'"
-            " (or apt-get install python3-docker)"
-        ) from None
-    try:
-        return docker.from_env()
-    except docker.errors.DockerException as exc:
-        raise FetchError("cannot reach the Docker engine: %s (is dockerd running? see DOCKER_HOST)" % exc) from None
+        return docker_engine.connect()
+    except docker_engine.SDKMissing as exc:
+        raise TransportUnavailable("the docker transport: %s" % exc) from None
+    except docker_engine.EngineError as exc:
+        raise FetchError(str(exc)) from None
 
 
 class DockerExec:

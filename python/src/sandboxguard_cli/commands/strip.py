@@ -1,13 +1,14 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard scan` and `sandboxguard strip`: privileged files under sandbox directories."""
-import json
 import sys
 
+from sandboxguard import owners
 from sandboxguard import strip as stripmod
 from sandboxguard.roots import RootRefused
 
-from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+from .. import output
+from ..main import UsageError
 
 
 def _budget(text):
@@ -22,10 +23,9 @@ def _budget(text):
 
 def _owner(text):
     try:
-        uid, gid = text.partition(":")[::2]
-        return int(uid), int(gid) if gid else -1
-    except ValueError:
-        raise UsageError("--chown-to %r: give numeric UID:GID, e.g. 1000:1000" % text) from None
+        return owners.parse_owner(text)
+    except ValueError as exc:
+        raise UsageError("--chown-to %s" % exc) from None
 
 
 def _common(parser):
@@ -59,8 +59,9 @@ def register(subparsers):
     _common(strip)
     strip.add_argument("--no-setid", action="store_true", help="leave setuid/setgid bits alone")
     strip.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
-    strip.add_argument("--chown-to", metavar="UID:GID",
-                       help="first give root-owned files and directories to UID:GID (ownership return)")
+    strip.add_argument("--chown-to", metavar="USER[:GROUP]",
+                       help="first give root-owned files and directories to USER (name or uid; its primary group "
+                            "unless GROUP is given) (ownership return)")
     strip.add_argument("--caps-method", choices=stripmod.CAPS_METHODS, default="xattr",
                        help="remove the xattr (default) or re-chown each file to its own owner")
     strip.add_argument("--hardlinks", choices=stripmod.HARDLINK_POLICIES, default="strip",
@@ -93,11 +94,7 @@ def _run(args, dry_run, **kwargs):
     finally:
         if progress is not None:
             sys.stderr.write("\r\033[K")
-    if args.json:
-        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
-    else:
-        print_human(report, sys.stdout)
-    return EXIT_FINDINGS if stripmod.findings_remain(report) else EXIT_OK
+    return output.emit(report, args.json, print_human, findings=stripmod.findings_remain(report))
 
 
 def run_scan(args):

@@ -1,24 +1,23 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard sweep` and `sandboxguard watch`: Docker sandboxes, now and on container stop."""
-import json
 import os
 import sys
-import time
 
-from sandboxguard import docker_engine, sandboxes
+from sandboxguard import docker_engine, owners
 from sandboxguard import sweep as sweepmod
 
+from .. import output
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
 def _owner(text):
     if text is None:
         return None
-    uid, sep, gid = text.partition(":")
-    if not (uid.isdigit() and sep and gid.isdigit()):
-        raise UsageError("--owner %r: give numeric UID:GID, e.g. 1000:1000" % text)
-    return int(uid), int(gid)
+    try:
+        return owners.parse_owner(text)
+    except ValueError as exc:
+        raise UsageError("--owner %s" % exc) from None
 
 
 def _scope_args(parser):
@@ -31,7 +30,9 @@ def _scope_args(parser):
     parser.add_argument("--method", choices=sweepmod.METHODS, default="native",
                         help="native: walk on this host (needs root); container: a disposable hardened container")
     parser.add_argument("--image", help="image for --method container (needs find, chown, chmod, ls, sort, sh)")
-    parser.add_argument("--owner", metavar="UID:GID", help="ownership return target (default: each sandbox's owner)")
+    parser.add_argument("--owner", metavar="USER[:GROUP]",
+                        help="ownership return target, names or ids; USER alone means its primary group "
+                             "(default: each sandbox's owner)")
     parser.add_argument("--no-chown", action="store_true", help="skip ownership return")
     parser.add_argument("--budget-per-step", type=float, default=sweepmod.DEFAULT_BUDGET_PER_STEP_S, metavar="S",
                         help="seconds for each step (default %(default)s; 0 = none)")
@@ -89,21 +90,14 @@ def run_sweep(args):
     result = sweepmod.sweep(
         client, _homes(args), args.sandbox_dir, args.root, args.container or None, not args.running_only,
         args.method, args.image, _owner(args.owner), args.budget_per_step, args.dry_run, not args.no_chown)
-    if args.json:
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
-    else:
-        print_human(result, sys.stdout)
-    for warning in result["warnings"]:
-        if not args.json:
-            print("WARNING: %s" % warning, file=sys.stderr)
-    return EXIT_FINDINGS if result["warnings"] else EXIT_OK
+    return output.emit(result, args.json, print_human)
 
 
 def print_human(result, out):
     engine = result["engine"]
     if engine["reason"]:
         out.write("engine: %s\n" % engine["reason"])
-    for root in result["roots"]:
+    for root in result["root_sources"]:
         out.write("root: %s (%s)\n" % (root["realpath"], root["source"]))
     for refused in result["refused_roots"]:
         out.write("refused root: %s: %s\n" % (refused["path"], refused["reason"]))
@@ -123,8 +117,20 @@ def print_human(result, out):
             state = "complete" if step["complete"] else "INCOMPLETE"
             parts.append("%s %s, %d listed" % (step["step"], state, n))
         out.write("swept %s [%s]: %s\n" % (sandbox["path"], sandbox["method"], "; ".join(parts) or "skipped"))
-    out.write("%d sandbox(es) swept, %d warning(s)%s\n" % (
-        len(result["sandboxes"]), len(result["warnings"]), "" if result["changed"] else ", nothing changed"))
+    if result["changed"]:
+        outcome = ", changes needed (dry run)" if result.get("dry_run") else ""
+    else:
+        outcome = ", nothing changed"
+    out.write("%d sandbox(es) swept, %d warning(s)%s\n" % (len(result["sandboxes"]), len(result["warnings"]), outcome))
+
+
+def _print_event(event):
+    """One JSON line per event (without the full sweep report); warnings also on stderr."""
+    output.json_line({k: v for k, v in event.items() if k not in ("report", "refused_roots")})
+    for item in event.get("refused_roots", ()):
+        print("sandboxguard watch: refused root %s: %s" % (item["path"], item["reason"]), file=sys.stderr)
+    for warning in event.get("warnings", ()):
+        print("WARNING: %s" % warning, file=sys.stderr, flush=True)
 
 
 def run_watch(args):
@@ -132,60 +138,13 @@ def run_watch(args):
     client = _connect(args)
     if client is None:
         return EXIT_FINDINGS
-    homes = _homes(args)
-    usable, refused = sweepmod.derive_roots(homes, args.sandbox_dir, args.root)
-    for item in refused:
-        print("sandboxguard watch: refused root %s: %s" % (item["path"], item["reason"]), file=sys.stderr)
-    facts = sandboxes.engine_facts(docker_engine.engine_info(client))
-    # Inspect documents of live containers, so a container started with --rm can still be
-    # swept after it died and was removed.
-    known = {doc["Id"]: doc for doc in docker_engine.inspect_containers(client, include_stopped=False)}
-    since = int(time.time())
-    print(json.dumps({"event": "watching", "roots": [r["realpath"] for r in usable], "containers": len(known)}),
-          flush=True)
     try:
-        for event in client.events(decode=True, since=since, filters={"type": "container"}):
-            action, cid = event.get("Action") or event.get("status"), event.get("id")
-            attributes = (event.get("Actor") or {}).get("Attributes") or {}
-            if attributes.get("sandboxguard") == "sweep":
-                # our own disposable strip containers (method container): sweeping when they
-                # die would start more of them, for ever
-                continue
-            if action == "start":
-                try:
-                    known[cid] = client.api.inspect_container(cid)
-                except Exception as exc:  # it may be gone already
-                    print(json.dumps({"event": "inspect-failed", "id": cid, "error": str(exc)}), flush=True)
-            elif action in ("die", "stop"):
-                doc = known.get(cid)
-                if doc is None:
-                    try:
-                        doc = client.api.inspect_container(cid)
-                    except Exception as exc:  # removed before we saw it start: sweep every task dir
-                        print(json.dumps({"event": "unknown-container", "id": cid, "error": str(exc)}), flush=True)
-                        doc = {"Id": cid, "Mounts": []}
-                        task_dirs = sandboxes.list_task_dirs(usable)
-                    else:
-                        task_dirs = ()
-                else:
-                    task_dirs = ()
-                containers, targets = sandboxes.scope_containers([doc], usable, os.path.realpath,
-                                                                 sandboxes.path_kind, task_dirs)
-                if not targets:
-                    continue
-                info = {"engine": facts, "roots": usable, "refused_roots": refused, "containers": containers,
-                        "targets": targets}
-                result = sweepmod.sweep(client, method=args.method, image=args.image, owner=_owner(args.owner),
-                                        budget_per_step=args.budget_per_step, chown=not args.no_chown, info=info)
-                print(json.dumps({"event": action, "id": cid[:12], "swept": [s["path"] for s in result["sandboxes"]],
-                                  "changed": result["changed"], "warnings": result["warnings"]}), flush=True)
-                for warning in result["warnings"]:
-                    print("WARNING: %s" % warning, file=sys.stderr, flush=True)
-            elif action == "destroy":
-                known.pop(cid, None)
+        sweepmod.watch(client, _homes(args), args.sandbox_dir, args.root, method=args.method, image=args.image,
+                       owner=_owner(args.owner), budget_per_step=args.budget_per_step, chown=not args.no_chown,
+                       emit=_print_event)
     except KeyboardInterrupt:
         return EXIT_OK
-    except Exception as exc:
-        print("sandboxguard watch: lost the engine's event stream: %s" % exc, file=sys.stderr)
+    except docker_engine.EngineError as exc:
+        print("sandboxguard watch: %s" % exc, file=sys.stderr)
         return EXIT_FINDINGS
-    return EXIT_FINDINGS
+    return EXIT_FINDINGS  # the engine closed the stream: let systemd restart us

@@ -1,0 +1,41 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The CLI side of the report envelope: one report -> --json or human output, and an exit code.
+
+Every command that returns a library report ends with :func:`emit`, so ``--json`` always
+prints the envelope (sandboxguard.report) and nothing else, warnings always go to stderr
+as ``WARNING: ...`` lines in human mode, and the exit code follows one rule.
+"""
+import json
+import sys
+
+from sandboxguard import report as reportmod
+
+from .main import EXIT_FINDINGS, EXIT_OK
+
+
+def exit_code(report, findings=False):
+    """1 when findings remain (the caller's rule), the report is partial, holds errors or warnings."""
+    if findings or reportmod.has_problems(report) or report.get("warnings"):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def emit(report, as_json, human, findings=False, out=None, err=None):
+    """Print ``report`` (JSON, or ``human(report, out)`` plus warnings on ``err``); return the exit code."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    if as_json:
+        out.write(json.dumps(report, indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
+    else:
+        human(report, out)
+        for warning in report.get("warnings", ()):
+            print("WARNING: %s" % warning, file=err)
+    return exit_code(report, findings)
+
+
+def json_line(event, out=None):
+    """One JSON object on one line, flushed (the watcher's event stream)."""
+    out = sys.stdout if out is None else out
+    out.write(json.dumps(event, sort_keys=True) + "\n")
+    out.flush()
