@@ -25,6 +25,7 @@ a byte-order mark or CRLF line ends keep them.
 tests/integration/test_terminal_home_yaml.py parses every result with PyYAML and
 ruamel.yaml to prove it is the intended YAML.
 """
+import json
 import re
 
 _KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*|\"[^\"]*\"|'[^']*')\s*:(?:\s|$)")
@@ -65,11 +66,17 @@ def _is_content(line):
 
 def read_nested(text, parent, key):
     """The plain-scalar value of ``parent.key`` in *text*, or None when absent."""
-    lines = _split(text)[0]
-    found = _locate(lines, parent, key)
-    if found["key_line"] is None:
+    return read_path(text, (parent, key))
+
+
+def read_path(text, keys):
+    """The plain-scalar value at the key path *keys* in *text*, or None when absent."""
+    lines = _split(text or "")[0]
+    _check_document(lines)
+    found = _walk(lines, keys)
+    if found["missing"]:
         return None
-    value = found["value"]
+    value = _final_value(lines, found, keys, scalar=True)["value"]
     return None if value in ("~", "null", "") else _unquote(value)
 
 
@@ -85,100 +92,227 @@ def _split(text):
     return lines, bom, newline, trailing
 
 
-def _locate(lines, parent, key):
-    """Find the parent line, its block, and the key line; raise on refused shapes."""
-    documents = 0
-    parent_lines = []
+def _indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def _check_document(lines):
+    """Refuse what no edit here is safe for: several documents, end markers, tab indents."""
     for number, line in enumerate(lines):
-        if line.startswith("---"):
-            documents += 1
-            if documents > 1 or any(_is_content(x) for x in lines[:number]):
-                raise YamlEditError("line %d: several YAML documents; edit this file by hand" % (number + 1))
+        if line.startswith("---") and any(_is_content(x) for x in lines[:number]):
+            raise YamlEditError("line %d: several YAML documents; edit this file by hand" % (number + 1))
         if line.startswith("..."):
             raise YamlEditError("line %d: a document end marker; edit this file by hand" % (number + 1))
-        if line.startswith("\t"):
+        if line.startswith("\t") or (line[:1] == " " and "\t" in line[:_indent(line) + 1]):
             raise YamlEditError("line %d: a tab in indentation is not YAML" % (number + 1))
-        match = _KEY_LINE.match(line)
-        if match and not match.group("indent") and _key_name(match.group("key")) == parent:
-            parent_lines.append(number)
-    if len(parent_lines) > 1:
-        raise YamlEditError("lines %s: %r is defined more than once" % (
-            ", ".join(str(n + 1) for n in parent_lines), parent))
-    result = {"parent_line": None, "parent_value": None, "block_end": len(lines), "child_indent": None,
-              "key_line": None, "value": None, "comment": "", "value_span": None}
-    if not parent_lines:
-        return result
-    start = parent_lines[0]
-    result["parent_line"] = start
-    head = lines[start]
-    match = _KEY_LINE.match(head)
-    value, _comment = _strip_comment(head[match.end():])
-    value = value.strip()
+
+
+def _find_key(lines, start, end, indent, key, label):
+    """The line number of ``key:`` at exactly *indent* within [start, end), or None."""
+    found = []
+    for number in range(start, end):
+        match = _KEY_LINE.match(lines[number])
+        if match and len(match.group("indent")) == indent and _key_name(match.group("key")) == key:
+            found.append(number)
+    if len(found) > 1:
+        raise YamlEditError("lines %s: %s is defined more than once" % (", ".join(str(n + 1) for n in found), label))
+    return found[0] if found else None
+
+
+def _value_end(lines, number, end):
+    """Where the value block of the key on line *number* ends (deeper lines, or an indentless
+    sequence at the key's own indent); trailing blank lines and comments stay outside."""
+    indent = _indent(lines[number])
+    stop = end
+    for other in range(number + 1, end):
+        line = lines[other]
+        if not _is_content(line):
+            continue
+        deeper = _indent(line) > indent
+        dash = _indent(line) == indent and (line.lstrip(" ").startswith("- ") or line.strip() == "-")
+        if not (deeper or dash):
+            stop = other
+            break
+    while stop > number + 1 and not _is_content(lines[stop - 1]):
+        stop -= 1
+    return stop
+
+
+def _mapping_head(lines, number, label):
+    """The value text on a mapping key's own line ('' or a null); refuse anything else."""
+    match = _KEY_LINE.match(lines[number])
+    value = _strip_comment(lines[number][match.end():])[0].strip()
     if value and value[0] in "&*!":
-        raise YamlEditError("line %d: %r has an anchor, alias or tag; edit this file by hand" % (start + 1, parent))
+        raise YamlEditError("line %d: %r has an anchor, alias or tag; edit this file by hand" % (number + 1, label))
     if value not in _NULLISH:
         if value.startswith("{"):
             raise YamlEditError("line %d: %r is a flow mapping; write it as a block mapping or edit by hand"
-                                % (start + 1, parent))
-        raise YamlEditError("line %d: %r is not a mapping (%s)" % (start + 1, parent, value))
-    result["parent_value"] = value
-    end = len(lines)
-    child_indent = None
-    for number in range(start + 1, len(lines)):
-        line = lines[number]
-        if not _is_content(line):
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        if indent == 0:
-            end = number
-            break
-        if child_indent is None:
-            child_indent = indent
-            if value == "{}":
-                raise YamlEditError("line %d: %r is {} but has indented lines under it" % (start + 1, parent))
-    # keep trailing blank lines and comments outside the block
-    while end > start + 1 and not _is_content(lines[end - 1]):
-        end -= 1
-    result["block_end"] = end
-    result["child_indent"] = child_indent
-    if child_indent is None:
-        return result
-    if lines[start + 1:end] and any(
-        x.lstrip(" ").startswith("- ") or x.strip() == "-"
-        for x in lines[start + 1:end]
-        if _is_content(x) and len(x) - len(x.lstrip(" ")) == child_indent
-    ):
-        raise YamlEditError("line %d: %r is a sequence, not a mapping" % (start + 2, parent))
-    key_lines = []
-    for number in range(start + 1, end):
-        line = lines[number]
-        match = _KEY_LINE.match(line)
-        if match and len(match.group("indent")) == child_indent and _key_name(match.group("key")) == key:
-            key_lines.append(number)
-    if len(key_lines) > 1:
-        raise YamlEditError("lines %s: %s.%s is defined more than once" % (
-            ", ".join(str(n + 1) for n in key_lines), parent, key))
-    if not key_lines:
-        return result
-    number = key_lines[0]
-    line = lines[number]
-    match = _KEY_LINE.match(line)
-    rest = line[match.end():]
-    value, comment = _strip_comment(rest)
-    raw_value = value.strip()
-    if raw_value and raw_value[0] in "&*!|>[{":
-        raise YamlEditError("line %d: %s.%s has a value this editor does not change (%s); edit by hand"
-                            % (number + 1, parent, key, raw_value))
-    if raw_value and raw_value[0] in "'\"" and (len(raw_value) < 2 or raw_value[-1] != raw_value[0]):
-        raise YamlEditError("line %d: %s.%s is a multi-line quoted value; edit by hand" % (number + 1, parent, key))
-    following = next((x for x in lines[number + 1:end] if _is_content(x)), "")
-    if following and len(following) - len(following.lstrip(" ")) > child_indent:
-        what = "a nested value" if not raw_value else "a value continued on the next line"
-        raise YamlEditError("line %d: %s.%s has %s; edit by hand" % (number + 1, parent, key, what))
-    result["key_line"] = number
-    result["value"] = raw_value
-    result["comment"] = comment
-    return result
+                                % (number + 1, label))
+        raise YamlEditError("line %d: %r is not a mapping (%s)" % (number + 1, label, value))
+    return value
+
+
+def _walk(lines, keys):
+    """Follow *keys* through block mappings; return where the path ends or stops.
+
+    Returns dict: missing (keys not found, from the first absent one), line (the last key
+    found, or None), start/end (the region its children live in), indent (their
+    indentation; None for an empty mapping), parent_value (the head of the last mapping).
+    """
+    start, end, indent, line, head = 0, len(lines), 0, None, None
+    for depth, key in enumerate(keys):
+        label = ".".join(keys[:depth + 1])
+        number = _find_key(lines, start, end, indent, key, label) if indent is not None else None
+        if number is None:
+            return {"missing": list(keys[depth:]), "line": line, "start": start, "end": end, "indent": indent,
+                    "parent_value": head}
+        if depth == len(keys) - 1:
+            return {"missing": [], "line": number, "start": start, "end": end, "indent": indent,
+                    "parent_value": head}
+        head = _mapping_head(lines, number, label)
+        block_end = _value_end(lines, number, end)
+        children = [x for x in lines[number + 1:block_end] if _is_content(x)]
+        child_indent = _indent(children[0]) if children else None
+        if children and head == "{}":
+            raise YamlEditError("line %d: %r is {} but has indented lines under it" % (number + 1, label))
+        # A sequence starts with a dash; dashes after a key line are that key's (indentless) list.
+        if children and (children[0].lstrip(" ").startswith("- ") or children[0].strip() == "-"):
+            raise YamlEditError("line %d: %r is a sequence, not a mapping" % (number + 2, label))
+        start, end, indent, line = number + 1, block_end, child_indent, number
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _final_value(lines, found, keys, scalar):
+    """The value of the last key of a found path: its text, comment and block end.
+
+    With *scalar*, a nested block is refused (a scalar is read or written over it).
+    """
+    label = ".".join(keys)
+    number = found["line"]
+    match = _KEY_LINE.match(lines[number])
+    value, comment = _strip_comment(lines[number][match.end():])
+    raw = value.strip()
+    block_end = _value_end(lines, number, found["end"])
+    nested = any(_is_content(x) for x in lines[number + 1:block_end])
+    refused = raw[:1] in ("&", "*", "!", "|", ">") or (raw[:1] in ("[", "{") and (scalar or raw not in ("[]", "{}")))
+    if refused:
+        raise YamlEditError("line %d: %s has a value this editor does not change (%s); edit by hand"
+                            % (number + 1, label, raw))
+    if raw and raw[0] in "'\"" and (len(raw) < 2 or raw[-1] != raw[0]):
+        raise YamlEditError("line %d: %s is a multi-line quoted value; edit by hand" % (number + 1, label))
+    if nested and (raw or scalar):
+        what = "a nested value" if not raw else "a value continued on the next line"
+        raise YamlEditError("line %d: %s has %s; edit by hand" % (number + 1, label, what))
+    return {"value": raw, "comment": comment, "block_end": block_end}
+
+
+_RESERVED = ("true", "false", "yes", "no", "on", "off", "null", "~", "y", "n")
+_PLAIN = re.compile(r"^[A-Za-z_./][A-Za-z0-9_./-]*$")
+
+
+def scalar_text(value):
+    """*value* (str, int, float, bool or None) as one YAML scalar that reads back as itself."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if not isinstance(value, str):
+        raise ValueError("refusing to write %r as a YAML scalar" % (value,))
+    if _PLAIN.match(value) and value.lower() not in _RESERVED:
+        return value
+    return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+
+
+def _render(key, value, indent):
+    """Block YAML lines for ``key: value`` at *indent* (mappings and sequences nested)."""
+    pad = " " * indent
+    if isinstance(value, dict) and value:
+        lines = ["%s%s:" % (pad, key)]
+        for child, item in value.items():
+            lines += _render(child, item, indent + 2)
+        return lines
+    if isinstance(value, (list, tuple)) and value:
+        lines = ["%s%s:" % (pad, key)]
+        for item in value:
+            lines += _render_item(item, indent + 2)
+        return lines
+    if isinstance(value, dict):
+        return ["%s%s: {}" % (pad, key)]
+    if isinstance(value, (list, tuple)):
+        return ["%s%s: []" % (pad, key)]
+    return ["%s%s: %s" % (pad, key, scalar_text(value))]
+
+
+def _render_item(item, indent):
+    pad = " " * indent
+    if isinstance(item, dict) and item:
+        lines = []
+        for child, value in item.items():
+            lines += _render(child, value, indent + 2)
+        return [pad + "- " + lines[0].lstrip(" "), *lines[1:]]
+    if isinstance(item, (list, tuple)) and item:
+        raise ValueError("refusing to write a list directly inside a list")
+    if isinstance(item, (dict, list, tuple)):
+        return [pad + "- " + ("{}" if isinstance(item, dict) else "[]")]
+    return [pad + "- " + scalar_text(item)]
+
+
+def _render_path(keys, value, indent):
+    if len(keys) == 1:
+        return _render(keys[0], value, indent)
+    return ["%s%s:" % (" " * indent, keys[0]), *_render_path(keys[1:], value, indent + 2)]
+
+
+def set_path(text, keys, value):
+    """Return *text* with the key path *keys* set to *value*, everything else kept.
+
+    *value* is a scalar (written on the key's line, its trailing comment kept) or a list or
+    mapping (written as a block, replacing the key's old value block). Missing mappings on
+    the path are created: a missing top-level key is appended after a blank line, a missing
+    child becomes the first child with its siblings' indentation. Raises YamlEditError for
+    the shapes the module docstring lists.
+    """
+    keys = list(keys)
+    if not keys:
+        raise ValueError("an empty key path")
+    lines, bom, newline, trailing = _split(text or "")
+    _check_document(lines)
+    found = _walk(lines, keys)
+    complex_value = isinstance(value, (dict, list, tuple))
+    if found["missing"]:
+        _insert(lines, found, _render_path, found["missing"], value)
+        return bom + newline.join(lines) + newline
+    number = found["line"]
+    final = _final_value(lines, found, keys, scalar=not complex_value)
+    if complex_value:
+        indent = _indent(lines[number])
+        lines[number:final["block_end"]] = _render(keys[-1], value, indent)
+    else:
+        match = _KEY_LINE.match(lines[number])
+        head = lines[number][:match.end()].rstrip()
+        comment = final["comment"]
+        lines[number] = "%s %s%s" % (head, scalar_text(value), (" " + comment) if comment else "")
+    return bom + newline.join(lines) + (newline if trailing or lines else "")
+
+
+def _insert(lines, found, render, keys, value):
+    """Write the missing *keys* (and *value*) where :func:`_walk` stopped."""
+    parent = found["line"]
+    if parent is None:  # a missing top-level key: appended after a blank line
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if lines:
+            lines.append("")
+        lines += render(keys, value, 0)
+        return
+    indent = found["indent"] if found["indent"] is not None else _indent(lines[parent]) + 2
+    if found["parent_value"] in _NULLISH[1:]:  # "parent: ~  # c" becomes "parent: # c"
+        match = _KEY_LINE.match(lines[parent])
+        comment = _strip_comment(lines[parent][match.end():])[1]
+        lines[parent] = lines[parent][:match.end()].rstrip() + ((" " + comment) if comment else "")
+    lines[parent + 1:parent + 1] = render(keys, value, indent)
 
 
 def set_nested(text, parent, key, value):
@@ -188,33 +322,9 @@ def set_nested(text, parent, key, value):
     *value* must be a plain YAML word (letters, digits, ``_``, ``-``, ``.``, ``/``).
     """
     reserved = ("true", "false", "yes", "no", "on", "off", "null", "~")
-    if not re.match(r"^[A-Za-z0-9_./-]+$", value) or value.lower() in reserved:
-        raise ValueError("refusing to write %r as a plain YAML scalar" % value)
-    lines, bom, newline, trailing = _split(text or "")
-    found = _locate(lines, parent, key)
-    if found["parent_line"] is None:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        if lines:
-            lines.append("")
-        lines += ["%s:" % parent, "  %s: %s" % (key, value)]
-        return bom + newline.join(lines) + newline
-    if found["key_line"] is not None:
-        number = found["key_line"]
-        line = lines[number]
-        match = _KEY_LINE.match(line)
-        head = line[:match.end()].rstrip()
-        comment = found["comment"]
-        lines[number] = "%s %s%s" % (head, value, (" " + comment) if comment else "")
-    else:
-        start = found["parent_line"]
-        indent = found["child_indent"] or 2
-        if found["parent_value"] in ("~", "null", "Null", "NULL", "{}"):
-            match = _KEY_LINE.match(lines[start])
-            _value, comment = _strip_comment(lines[start][match.end():])
-            lines[start] = lines[start][:match.end()].rstrip() + ((" " + comment) if comment else "")
-        lines.insert(start + 1, "%s%s: %s" % (" " * indent, key, value))
-    return bom + newline.join(lines) + (newline if trailing or lines else "")
+    if not isinstance(value, str) or not re.match(r"^[A-Za-z0-9_./-]+$", value) or value.lower() in reserved:
+        raise ValueError("refusing to write %r as a plain YAML scalar" % (value,))
+    return set_path(text, (parent, key), value)
 
 
 def set_env_line(text, name, value):

@@ -470,26 +470,11 @@ def _read_text(path):
 
 def _write_like(path, text, owner_of):
     """Write *text* to *path* atomically, keeping the mode and owner of the old file, or
-    0600 and the owner of *owner_of* for a new one."""
-    try:
-        info = os.stat(path)
-        mode, uid, gid = info.st_mode & 0o7777, info.st_uid, info.st_gid
-    except FileNotFoundError:
-        info = os.stat(owner_of)
-        mode, uid, gid = NEW_FILE_MODE, info.st_uid, info.st_gid
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        if os.geteuid() == 0:
-            os.chown(tmp, uid, gid)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    0600 and the owner of *owner_of* for a new one (hermes_config.write_like)."""
+    from .hermes_config import write_like  # noqa: PLC0415
+
+    info = os.stat(owner_of)
+    write_like(path, text, (info.st_uid, info.st_gid), NEW_FILE_MODE)
 
 
 def _where(where):

@@ -1,0 +1,136 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+---
+module: hermes_config
+short_description: Set keys in a Hermes config.yaml, keeping every comment
+description:
+  - Sets each key of O(settings) (a dotted path such as C(terminal.backend) or
+    C(plugins.entries.bubblewrap.settings.profile)) in a Hermes C(config.yaml), creating the mappings on the
+    path that are missing.
+  - The edit is line based, the same one M(sandboxguard.boundary.terminal_home) uses, so comments, key order,
+    quoting, blank lines and unrelated keys survive; running both modules on one home keeps what either wrote.
+    Scalars are written on the key's line (a trailing comment is kept); lists and mappings replace the key's
+    old value block.
+  - Shapes the editor cannot change safely (a flow mapping with content, anchors, aliases or tags on the path,
+    block scalars, several documents, tabs in indentation) make the module fail naming the line instead of
+    rewriting the file.
+  - A symbolic link at O(path) is refused, never followed. Existing files keep their mode and owner; a new file
+    gets O(mode) and O(owner)/O(group).
+version_added: 0.1.0
+author:
+  - sandboxguard contributors (@sandboxguard)
+options:
+  path:
+    description: The config file, usually C({HERMES_HOME}/config.yaml). Its directory must exist.
+    type: path
+    required: true
+  settings:
+    description:
+      - Mapping of dotted key paths to values (strings, numbers, booleans, null, lists or mappings).
+    type: dict
+    required: true
+  create:
+    description: Create the file when it does not exist; with C(false) a missing file fails the task.
+    type: bool
+    default: true
+  owner:
+    description: Owner (name or uid) of a new file; default the owner of its directory.
+    type: str
+  group:
+    description: Group (name or gid) of a new file; default the owner's primary group.
+    type: str
+  mode:
+    description: Mode of a new file.
+    type: raw
+    default: "0600"
+notes:
+  - Check mode reports what would change and writes nothing; diff mode shows the file before and after.
+seealso:
+  - module: sandboxguard.boundary.terminal_home
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Use the bubblewrap backend with the strict profile
+  sandboxguard.boundary.hermes_config:
+    path: /home/agent/.hermes/config.yaml
+    settings:
+      terminal.backend: bubblewrap
+      plugins.entries.bubblewrap.settings.profile: strict
+      plugins.entries.bubblewrap.settings.home_allow: [.config/nvim]
+    owner: agent
+"""
+
+RETURN = r"""
+path:
+  description: The config file (absolute).
+  returned: always
+  type: str
+created:
+  description: The file did not exist (and was created unless in check mode).
+  returned: always
+  type: bool
+previous:
+  description: Each key's old value when it was a scalar, else null.
+  returned: always
+  type: dict
+counts:
+  description: C(keys) set and C(keys_changed).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import hermes_config
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.yamlconf import YamlEditError
+
+
+def _mode(module, value):
+    try:
+        mode = int(str(value), 8) if not isinstance(value, int) else value
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        module.fail_json(msg="mode %r: give octal permission bits such as '0600'" % (value,))
+    return mode
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", required=True),
+            settings=dict(type="dict", required=True),
+            create=dict(type="bool", default=True),
+            owner=dict(type="str"),
+            group=dict(type="str"),
+            mode=dict(type="raw", default="0600"),
+        ),
+        supports_check_mode=True,
+        required_by={"group": "owner"},
+    )
+    p = module.params
+    owner = resolve_owner(module, p["owner"], p["group"])
+    try:
+        report = hermes_config.set_config(p["path"], p["settings"], dry_run=module.check_mode, create=p["create"],
+                                          owner=owner, mode=_mode(module, p["mode"]))
+    except (hermes_config.ConfigError, YamlEditError) as exc:
+        module.fail_json(msg=str(exc), path=p["path"])
+    except OSError as exc:
+        module.fail_json(msg="%s: %s" % (exc.filename or p["path"], exc.strerror or exc), path=p["path"])
+    diff = report.pop("diff")
+    extra = {"diff": diff} if module._diff and diff else {}
+    exit_report(module, report, **extra)
+
+
+if __name__ == "__main__":
+    main()
