@@ -26,8 +26,13 @@ author:
   - sandboxguard contributors (@sandboxguard)
 options:
   hermes_home:
-    description: The Hermes home directory (usually C(~agent/.hermes)). It must exist.
-    type: path
+    description:
+      - The Hermes home directory (usually C(~agent/.hermes)), or a list of them; each must exist.
+      - A single path and a list are both accepted, as in M(sandboxguard.boundary.sandbox_sweep)
+        (where the option is a list); with a list, every home is configured and C(homes) holds them all.
+    type: list
+    elements: path
+    aliases: [hermes_homes]
     required: true
   mode:
     description:
@@ -99,12 +104,12 @@ mode:
   type: str
   sample: profile
 previous:
-  description: C(terminal.home_mode) of the default home before the change, or null when it was unset.
+  description: C(terminal.home_mode) of the (first) default home before the change, or null when it was unset.
   returned: always
   type: str
   sample: auto
 config_path:
-  description: The default home's C(config.yaml) (null when O(where=env)).
+  description: The (first) default home's C(config.yaml) (null when O(where=env)).
   returned: always
   type: str
   sample: /home/agent/.hermes/config.yaml
@@ -164,7 +169,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            hermes_home=dict(type="path", required=True),
+            hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], required=True),
             mode=dict(type="str", default="profile"),
             where=dict(type="str", choices=["config", "env", "both"], default="config"),
             profiles=dict(type="bool", default=True),
@@ -176,30 +181,34 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    try:
-        report = configure_terminal_home(
-            p["hermes_home"], p["mode"], where=p["where"], include_profiles=p["profiles"],
-            create_profile_home=p["create_profile_home"], check=module.check_mode,
-        )
-    except (HomeModeError, YamlEditError) as exc:
-        module.fail_json(msg=str(exc))
-    except OSError as exc:
-        module.fail_json(msg="%s: %s" % (exc.filename or p["hermes_home"], exc.strerror or exc))
+    if not p["hermes_home"]:
+        module.fail_json(msg="hermes_home is empty: give the Hermes home directory (or a list of them)")
+    reports = []
+    for hermes_home in p["hermes_home"]:
+        try:
+            reports.append(configure_terminal_home(
+                hermes_home, p["mode"], where=p["where"], include_profiles=p["profiles"],
+                create_profile_home=p["create_profile_home"], dry_run=module.check_mode,
+            ))
+        except (HomeModeError, YamlEditError) as exc:
+            module.fail_json(msg=str(exc))
+        except OSError as exc:
+            module.fail_json(msg="%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
     result = {
-        "changed": report["changed"],
-        "mode": report["mode"],
-        "previous": report["previous"],
-        "config_path": report["config_path"],
-        "homes": report["homes"],
+        "changed": any(r["changed"] for r in reports),
+        "mode": reports[0]["mode"],
+        "previous": reports[0]["previous"],
+        "config_path": reports[0]["config_path"],
+        "homes": [home for r in reports for home in r["homes"]],
     }
     if module._diff:
-        result["diff"] = report["diff"]
+        result["diff"] = [d for r in reports for d in r["diff"]]
     if p["eval_isolation"]:
         if not os.access(p["python"], os.X_OK):
             module.fail_json(msg="python %s is not executable: install python3 or set python to an interpreter "
                                  "the agent user can run" % p["python"])
         try:
-            shim = install_eval_tools(p["bin_dir"], python=p["python"], check=module.check_mode)
+            shim = install_eval_tools(p["bin_dir"], python=p["python"], dry_run=module.check_mode)
         except OSError as exc:
             module.fail_json(msg="%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc))
         result["shim"] = shim

@@ -91,3 +91,17 @@ def test_hermes_config_fails_naming_the_line_it_will_not_edit(hermes):
     result = run_module("hermes_config", {"path": path, "settings": {"terminal.backend": "bubblewrap"}})
     assert result["failed"] is True and "line 1: 'terminal' is a flow mapping" in result["msg"]
     assert open(path).read() == "terminal: {backend: local}  # flow\n"
+
+
+def test_terminal_home_takes_a_list_of_homes_like_sandbox_sweep(tmp_path):
+    homes = []
+    for name in ("a", "b"):
+        home = tmp_path / name / ".hermes"
+        home.mkdir(parents=True)
+        homes.append(str(home))
+    result = run_module("terminal_home", {"hermes_home": homes, "mode": "profile", "profiles": False})
+    assert result["changed"] is True and [h["hermes_home"] for h in result["homes"]] == homes
+    for home in homes:
+        assert "home_mode: profile" in open(os.path.join(home, "config.yaml")).read()
+    single = run_module("terminal_home", {"hermes_home": homes[0], "mode": "profile", "profiles": False})
+    assert single["changed"] is False and [h["hermes_home"] for h in single["homes"]] == homes[:1]

@@ -100,10 +100,9 @@ def test_set_config_writes_every_key_keeps_comments_mode_and_reports_a_diff(home
 
 
 def test_set_config_dry_run_writes_nothing_and_says_would_change(home):
-    for kwargs in ({"dry_run": True}, {"check": True}):  # check: the deprecated name
-        report = hermes_config.set_config(str(home), {"terminal.backend": "bubblewrap"}, **kwargs)
-        assert report["changed"] is True and report["dry_run"] is True
-        assert home.read_text() == NICE
+    report = hermes_config.set_config(str(home), {"terminal.backend": "bubblewrap"}, dry_run=True)
+    assert report["changed"] is True and report["dry_run"] is True
+    assert home.read_text() == NICE
 
 
 def test_set_config_creates_a_missing_file_0600_unless_told_not_to(tmp_path):

@@ -159,7 +159,7 @@ def test_configure_twice_changes_nothing_the_second_time(tmp_path):
 def test_check_mode_reports_and_writes_nothing(tmp_path):
     home = make_home(tmp_path)
     before = (home / "config.yaml").read_text()
-    report = hm.configure_terminal_home(str(home), "profile", where="both", check=True)
+    report = hm.configure_terminal_home(str(home), "profile", where="both", dry_run=True)
     assert report["changed"]
     assert (home / "config.yaml").read_text() == before
     assert not (home / ".env").exists()

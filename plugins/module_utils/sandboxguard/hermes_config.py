@@ -69,18 +69,16 @@ def _read(path):
         return handle.read()
 
 
-def set_config(path, settings, dry_run=False, create=True, owner=None, mode=NEW_FILE_MODE, check=None):
+def set_config(path, settings, dry_run=False, create=True, owner=None, mode=NEW_FILE_MODE):
     """Set each ``{dotted.key: value}`` of *settings* in the YAML file *path*; return a report.
 
     Values are scalars, lists or mappings (see yamlconf.set_path). A missing file is
     created (*mode*, *owner* (uid, gid) or its directory's owner) unless *create* is False. The
     report envelope adds ``path``, ``created``, ``previous`` ({key: old scalar or None})
-    and ``diff`` ({before, after, before_header, after_header}). ``dry_run`` (``check`` is
-    its deprecated alias) writes nothing and reports ``changed`` as would change.
+    and ``diff`` ({before, after, before_header, after_header}). ``dry_run`` writes nothing
+    and reports ``changed`` as would change.
     Raises ConfigError or yamlconf.YamlEditError naming the path and the line.
     """
-    if check is not None:
-        dry_run = check
     started = time.monotonic()
     path = os.path.abspath(path)
     report = reportmod.new_report([path], dry_run=bool(dry_run), path=path, created=False, previous={}, diff=None,

@@ -26,6 +26,7 @@ import errno
 import os
 import stat
 import time
+import warnings
 
 ENVELOPE_KEYS = ("roots", "changed", "complete", "errors", "warnings", "counts", "elapsed")
 
@@ -93,6 +94,16 @@ def mode_text(mode):
     are dropped, so an ``st_mode`` can be passed as it is.
     """
     return "0%03o" % stat.S_IMODE(mode)
+
+
+def dry_run_arg(dry_run, check, where):
+    """The one name for "change nothing, report what would change" is ``dry_run`` (strip,
+    sweep, fetch, home_mode, crontab, hermes_config). ``check`` is its deprecated alias:
+    given, it wins and a DeprecationWarning names ``where``."""
+    if check is None:
+        return bool(dry_run)
+    warnings.warn("%s: check= is deprecated, use dry_run=" % where, DeprecationWarning, stacklevel=3)
+    return bool(check)
 
 
 def finish(report, started):

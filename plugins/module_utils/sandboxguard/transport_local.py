@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """An exec channel into the local machine (subprocess), for tests and local sandboxes.
 
-``local_exec(argv)`` has the shape ``fetch.fetch`` expects: (rc, stdout, stderr). It
-reads at most ``max_output`` bytes of stdout and kills the command beyond that, like the
+A ``LocalExec()`` instance has the shape ``fetch.fetch`` expects: argv -> (rc, stdout,
+stderr). It reads at most ``max_output`` bytes of stdout and kills the command beyond that, like the
 ssh and Docker transports do.
 """
 import subprocess
@@ -39,8 +39,3 @@ class LocalExec:
             errfile.seek(0)
             err = errfile.read(64 * 1024)
         return rc, out, err
-
-
-def local_exec(argv):
-    """Run argv on this machine with the default output cap."""
-    return LocalExec()(argv)

@@ -30,6 +30,7 @@ Deliberate differences, all where the real one would hang or touch the host:
 This file is self-contained (standard library, no imports from its package) so that
 :func:`install_shim` can write it out as a ``crontab`` executable for any user.
 """
+import contextlib
 import inspect
 import os
 import stat
@@ -713,7 +714,7 @@ class _Run:
                 os.chmod(tmp, 0o600)
                 os.replace(tmp, path)
             except BaseException:
-                with _suppress_oserror():
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
         except OSError as exc:
@@ -807,14 +808,6 @@ class _Run:
         raise CrontabExit(ERROR_EXIT)
 
 
-class _suppress_oserror:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, traceback):
-        return kind is not None and issubclass(kind, OSError)
-
-
 def _make_edit_dir(base):
     """``<base>/crontab.XXXXXX`` (six random letters or digits, as mkdtemp(3) makes), mode 0700."""
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -830,7 +823,7 @@ def _make_edit_dir(base):
 
 
 def _remove_tree(directory):
-    with _suppress_oserror():
+    with contextlib.suppress(OSError):
         for name in os.listdir(directory):
             os.unlink(os.path.join(directory, name))
         os.rmdir(directory)
@@ -873,22 +866,25 @@ def shim_source(python=SHIM_PYTHON):
     return "#!%s\n" % python + "".join(lines)
 
 
-def install_shim(bin_dir, python=None, name="crontab", mode=0o755, check=False):
+def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False, check=None):
     """Write the shim as ``<bin_dir>/<name>`` (a standalone script run by *python*).
 
     *python* None means :func:`shim_python`: Debian's /usr/bin/python3, which any user
     can run, unlike a Python under root's 0700 home. Returns (path, changed). Touches
-    the disk unless *check*, which only reports whether it would change.
+    the disk unless *dry_run* (``check``: its deprecated alias), which only reports
+    whether it would change.
     """
     python = python or shim_python()
-    return install_text(bin_dir, name, shim_source(python).encode("utf-8"), mode, check)
+    return install_text(bin_dir, name, shim_source(python).encode("utf-8"), mode,
+                        dry_run if check is None else check)
 
 
-def install_text(bin_dir, name, text, mode=0o755, check=False):
+def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
     """Write *text* (bytes) as ``<bin_dir>/<name>`` with *mode*, atomically, when it differs.
 
-    Returns (path, changed); with *check* nothing is written.
+    Returns (path, changed); with *dry_run* (``check``: its deprecated alias) nothing is written.
     """
+    check = dry_run if check is None else check  # this file runs standalone as the shim: no imports
     path = os.path.join(bin_dir, name)
     try:
         with open(path, "rb") as handle:

@@ -485,19 +485,21 @@ def _where(where):
 
 
 def configure_terminal_home(hermes_home, mode, where="config", include_profiles=True, create_profile_home=True,
-                            check=False):
+                            dry_run=False, check=None):
     """Set TERMINAL_HOME_MODE for a Hermes home and its profiles; return a report dict.
 
     ``terminal.home_mode`` in each ``config.yaml`` (the agent reads non-secret settings
     from config before ``.env``; comments and other keys are kept, see yamlconf), and
     with *where* ``env`` or ``both`` the ``TERMINAL_HOME_MODE=`` line of ``.env``.
     With *create_profile_home*, ``{home}/home`` is created 0700 (owned like the Hermes
-    home) and group/other write is removed from an existing one. *check* changes nothing
+    home) and group/other write is removed from an existing one. *dry_run* changes nothing
     and reports what would change. Raises HomeModeError for a bad mode or *where*, and
     yamlconf.YamlEditError for a config it refuses to edit.
     """
+    from .report import dry_run_arg  # noqa: PLC0415
     from .yamlconf import read_env_line, read_nested, set_env_line, set_nested  # noqa: PLC0415
 
+    check = dry_run_arg(dry_run, check, "configure_terminal_home")  # the name used below
     mode = normalize_mode(mode)
     targets = _where(where)
     base = norm_path(hermes_home)
@@ -612,14 +614,18 @@ def eval_wrapper_text(bin_dir):
     return _EVAL_WRAPPER % {"bin": shlex.quote(bin_dir)}
 
 
-def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, check=False):
+def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, check=None):
     """Install the crontab shim and the eval-run wrapper into *bin_dir* (0755 scripts).
 
-    Returns {"crontab": path, "wrapper": path, "changed": bool}; *check* writes nothing.
+    Returns {"crontab": path, "wrapper": path, "changed": bool}; *dry_run* writes nothing
+    (``check`` is its deprecated alias).
     """
     from . import crontab as crontab_shim  # noqa: PLC0415
+    from .report import dry_run_arg  # noqa: PLC0415
 
-    shim, shim_changed = crontab_shim.install_shim(bin_dir, python=python, check=check)
+    check = dry_run_arg(dry_run, check, "install_eval_tools")
+
+    shim, shim_changed = crontab_shim.install_shim(bin_dir, python=python, dry_run=check)
     wrapper, wrapper_changed = crontab_shim.install_text(
-        bin_dir, EVAL_WRAPPER_NAME, eval_wrapper_text(bin_dir).encode("utf-8"), check=check)
+        bin_dir, EVAL_WRAPPER_NAME, eval_wrapper_text(bin_dir).encode("utf-8"), dry_run=check)
     return {"crontab": shim, "wrapper": wrapper, "changed": shim_changed or wrapper_changed}
