@@ -7,8 +7,12 @@ import pytest
 from sandboxguard import crontab, fetch, hermes_config, home_mode, report, strip, sweep
 
 
+def test_strip_options_name_it_dry_run_too():
+    assert strip.StripOptions(dry_run=True).dry_run is True
+
+
 @pytest.mark.parametrize("func", [
-    strip.run, strip.strip, sweep.sweep, sweep.sweep_native, sweep.sweep_container, fetch.fetch,
+    strip.strip, sweep.sweep, sweep.sweep_native, sweep.sweep_container, fetch.fetch,
     home_mode.configure_terminal_home, home_mode.install_eval_tools, crontab.install_shim, crontab.install_text,
     hermes_config.set_config,
 ])
