@@ -5,6 +5,10 @@
 
 Standard library only, relative imports only, Python >= 3.9: this package is also
 shipped to fleet hosts as Ansible module_utils (see tools/sync_module_utils.py).
+
+The public API (what harnesses may import, kept stable) is the table in python/README.md;
+every other name is internal. Every operation returns the report envelope of
+``sandboxguard.report``; docs/architecture.md maps the layers.
 """
 
 __version__ = "0.1.0"
