@@ -136,10 +136,15 @@ users:
   type: list
   elements: str
 errors:
-  description: Paths that could not be read, with the reason.
+  description: Paths that could not be read, each C({path, op, error}) (C(op) is new; it names the call that failed).
   returned: always
   type: list
   elements: dict
+roots:
+  description: The cron spool, the homes and the temporary directory looked at.
+  returned: always
+  type: list
+  elements: str
 complete:
   description: False when an error may have hidden a leak.
   returned: always
@@ -148,6 +153,7 @@ complete:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.leaks import audit
 
 
@@ -167,10 +173,11 @@ def main():
     users = [u.strip() for u in (p["users"] or []) if u and u.strip()]
     report = audit(users=users or None, tmp_dir=p["tmp_dir"], tmp_patterns=tuple(p["tmp_patterns"]),
                    spool_dir=p["spool_dir"], min_age=p["min_age"])
+    fail_msg = None
     if p["fail_on_leaks"] and report["leaks"]:
         counts = ", ".join("%s=%s" % (kind, count) for kind, count in report["counts"].items() if count)
-        module.fail_json(msg="%s leak(s) outside the sandbox: %s" % (report["leaks"], counts), **report)
-    module.exit_json(**report)
+        fail_msg = "%s leak(s) outside the sandbox: %s" % (report["leaks"], counts)
+    exit_report(module, report, fail_msg=fail_msg)
 
 
 if __name__ == "__main__":

@@ -129,4 +129,4 @@ def test_an_unreadable_spool_is_an_error_not_a_crash(host, tmp_path):
     not_a_dir = touch(tmp_path / "spool-file")
     report = leaks.audit(accounts=host["accounts"], tmp_dir=host["tmp"], spool_dir=not_a_dir, now=NOW)
     assert not report["complete"]
-    assert report["errors"][0] == {"path": not_a_dir, "error": "Not a directory"}
+    assert report["errors"][0] == {"path": not_a_dir, "op": "listdir", "error": "Not a directory"}

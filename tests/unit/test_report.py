@@ -125,3 +125,16 @@ def test_strip_reports_are_built_from_the_envelope():
     for key in report.ENVELOPE_KEYS:
         assert key in rep
     assert rep["roots"] == ["/srv/x"] and rep["warnings"] == [] and rep["counts"]["errors"] == 0
+
+
+def test_a_fetch_report_is_the_envelope_and_a_refusal_is_its_one_error(tmp_path):
+    def never(argv):
+        raise AssertionError("strict mode must not use the channel")
+
+    rep = fetch.fetch(never, "/home/agent/out.txt", str(tmp_path), strict=True)
+    for key in report.ENVELOPE_KEYS:
+        assert key in rep
+    assert rep["roots"] == ["/home/agent/out.txt"] and rep["fetched"] is False
+    assert rep["errors"] == [{"path": "/home/agent/out.txt", "op": "strict",
+                              "error": "strict mode: remote files are never fetched"}]
+    assert report.has_problems(rep)

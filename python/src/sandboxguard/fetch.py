@@ -50,7 +50,7 @@ import time
 import unicodedata
 
 from . import credentials
-from .report import mode_text
+from .report import add_error, mode_text, new_report
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 DEFAULT_OPEN_TIMEOUT_S = 5
@@ -504,14 +504,15 @@ def _same_content(dfd, name, data):
 # ---------------------------------------------------------------- the whole protocol
 
 def _report(src, dest_dir, max_bytes, home, hermes_home, strict):
-    return {
-        "src": src, "path": None, "resolved": None, "dest": None, "dest_dir": dest_dir, "fetched": False,
-        "changed": False, "refused": None, "refused_code": None, "stage": None,
-        "size": None, "sha256": None, "mode": None, "remote_mode": None,
-        "max_bytes": max_bytes, "remote_home": home, "resolved_home": None,
-        "remote_hermes_home": hermes_home, "resolved_hermes_home": None, "strict": bool(strict),
-        "bytes_received": 0, "noise_lines": 0, "elapsed": 0.0,
-    }
+    """The report envelope (report.new_report) with the fetch's own keys; a refusal is
+    also its one error, {path: src, op: stage, error: reason}."""
+    return new_report(
+        [src] if isinstance(src, (str, bytes)) else [],
+        src=src, path=None, resolved=None, dest=None, dest_dir=dest_dir, fetched=False, refused=None,
+        refused_code=None, stage=None, size=None, sha256=None, mode=None, remote_mode=None, max_bytes=max_bytes,
+        remote_home=home, resolved_home=None, remote_hermes_home=hermes_home, resolved_hermes_home=None,
+        strict=bool(strict), bytes_received=0, noise_lines=0,
+    )
 
 
 class _Refused(Exception):
@@ -520,6 +521,7 @@ class _Refused(Exception):
 
 def _refuse(report, stage, code, reason, started):
     report.update(refused=reason, refused_code=code, stage=stage, elapsed=round(time.monotonic() - started, 3))
+    add_error(report, report["src"] if isinstance(report["src"], (str, bytes)) else "", stage, reason)
     return report
 
 

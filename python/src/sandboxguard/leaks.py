@@ -24,6 +24,8 @@ import re
 import stat
 import time
 
+from .report import new_report
+
 SPOOL_DIR = "/var/spool/cron/crontabs"
 TMP_DIR = "/tmp"
 DEFAULT_TMP_PATTERNS = ("ab-*",)
@@ -76,7 +78,7 @@ def _lstat(path, errors):
     except FileNotFoundError:
         return None
     except OSError as exc:
-        errors.append({"path": path, "error": exc.strerror or str(exc)})
+        errors.append({"path": path, "op": "lstat", "error": exc.strerror or str(exc)})
         return None
 
 
@@ -92,12 +94,12 @@ def _walk_files(top, errors, limit=MAX_WALK_ENTRIES):
         try:
             names = sorted(os.listdir(directory))
         except OSError as exc:
-            errors.append({"path": directory, "error": exc.strerror or str(exc)})
+            errors.append({"path": directory, "op": "listdir", "error": exc.strerror or str(exc)})
             continue
         for name in names:
             seen += 1
             if seen > limit:
-                errors.append({"path": top, "error": "more than %d entries; listing stopped" % limit})
+                errors.append({"path": top, "op": "walk", "error": "more than %d entries; listing stopped" % limit})
                 return
             path = os.path.join(directory, name)
             entry = _lstat(path, errors)
@@ -122,7 +124,7 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, errors=None):
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(1 << 20)
     except OSError as exc:
-        errors.append({"path": path, "error": exc.strerror or str(exc)})
+        errors.append({"path": path, "op": "read", "error": exc.strerror or str(exc)})
         return []
     return [_finding("cron_job", path, info, now, user=user, line=number, entry=text)
             for number, text in cron_jobs(data)]
@@ -162,7 +164,7 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, errors=N
     try:
         names = sorted(os.listdir(tmp_dir))
     except OSError as exc:
-        errors.append({"path": tmp_dir, "error": exc.strerror or str(exc)})
+        errors.append({"path": tmp_dir, "op": "listdir", "error": exc.strerror or str(exc)})
         return []
     findings = []
     for name in names:
@@ -204,9 +206,11 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
 
     Report: ``findings`` (each with ``kind``, ``path``, ``age`` in seconds, ``mtime``,
     ``uid``, ``user`` and kind-specific fields), ``counts`` per kind, ``leaks`` (the
-    total), ``users`` audited, ``errors`` and ``complete`` (False when an error hid
-    something).
+    total), ``users`` audited, ``errors`` ({path, op, error}) and ``complete`` (False when
+    an error hid something): the report envelope (report.new_report), ``roots`` the spool,
+    the homes and the temp directory looked at.
     """
+    started = time.monotonic()
     now = time.time() if now is None else now
     accounts = list(local_accounts() if accounts is None else accounts)
     if users:
@@ -222,7 +226,7 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
         except FileNotFoundError:
             pass
         except OSError as exc:
-            errors.append({"path": spool_dir, "error": exc.strerror or str(exc)})
+            errors.append({"path": spool_dir, "op": "listdir", "error": exc.strerror or str(exc)})
     for user in spool_users:
         findings += audit_cron_spool(user, spool_dir, now, errors)
     seen_homes = set()
@@ -236,5 +240,6 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
     counts = dict.fromkeys(KINDS, 0)
     for item in findings:
         counts[item["kind"]] += 1
-    return {"findings": findings, "counts": counts, "leaks": len(findings), "users": sorted(set(spool_users)),
-            "errors": errors, "complete": not errors, "changed": False}
+    roots = [spool_dir, *sorted(seen_homes), tmp_dir]
+    return new_report(roots, findings=findings, counts=counts, leaks=len(findings), users=sorted(set(spool_users)),
+                      errors=errors, complete=not errors, elapsed=round(time.monotonic() - started, 3))
