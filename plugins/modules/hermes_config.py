@@ -46,15 +46,19 @@ options:
     description: Mode of a new file.
     type: raw
     default: "0600"
-notes:
-  - Check mode reports what would change and writes nothing; diff mode shows the file before and after.
 seealso:
   - module: sandboxguard.boundary.terminal_home
 attributes:
   check_mode:
     support: full
+    description: Reports whether the file would change and writes nothing.
   diff_mode:
     support: full
+    description: Shows the file before and after.
+  platform:
+    platforms: posix
+    support: full
+    description: Linux and other POSIX hosts.
 """
 
 EXAMPLES = r"""
