@@ -7,10 +7,10 @@ A ``LocalExec()`` instance has the shape ``fetch.fetch`` expects: argv -> (rc, s
 stderr). It reads at most ``max_output`` bytes of stdout and kills the command beyond that, like the
 ssh and Docker transports do.
 """
-import subprocess
 import tempfile
 
 from .fetch import DEFAULT_MAX_BYTES, output_limit
+from .proc import DEVNULL, PIPE, TimeoutExpired, popen
 
 
 class LocalExec:
@@ -24,14 +24,13 @@ class LocalExec:
     def __call__(self, argv):
         # stderr goes to a file: a pipe that fills up while stdout is read would deadlock.
         with tempfile.TemporaryFile() as errfile:
-            proc = subprocess.Popen(self.prefix + list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=errfile)
+            proc = popen(self.prefix + list(argv), stdin=DEVNULL, stdout=PIPE, stderr=errfile)
             try:
                 out = proc.stdout.read(self.max_output + 1)
                 if len(out) > self.max_output:
                     proc.kill()
                 rc = proc.wait(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
+            except TimeoutExpired:
                 proc.kill()
                 rc = proc.wait()
             finally:

@@ -21,10 +21,9 @@ import re
 import shlex
 import shutil
 import stat
-import subprocess
 import time
 
-from . import credentials
+from . import credentials, proc
 from .container import detect_container
 
 DEFAULT_MIN_VERSION = "0.9.0"
@@ -666,9 +665,9 @@ def find_bwrap(bwrap=None, path=None):
 def read_bwrap_version(bwrap_path, timeout=10):
     """Run ``bwrap --version`` (effectful) and return (text, parsed tuple or None)."""
     try:
-        done = subprocess.run([bwrap_path, "--version"], capture_output=True, text=True, timeout=timeout,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        done = proc.run([bwrap_path, "--version"], capture_output=True, text=True, timeout=timeout,
+                        check=False)
+    except (OSError, proc.TimeoutExpired) as exc:
         return str(exc), None
     text = (done.stdout or done.stderr).strip()
     return text, parse_version(text)
@@ -686,12 +685,12 @@ def run_sandbox_probe(argv, user, timeout=DEFAULT_TIMEOUT_S, pass_fds=()):
     cwd = "/"
     started = time.monotonic()
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              env=_user_env(user), check=False, stdin=subprocess.DEVNULL,
-                              pass_fds=tuple(pass_fds), **kwargs)
+        done = proc.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                        env=_user_env(user), check=False, stdin=proc.DEVNULL,
+                        pass_fds=tuple(pass_fds), **kwargs)
         return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr,
                 "timed_out": False, "elapsed": round(time.monotonic() - started, 3)}
-    except subprocess.TimeoutExpired as exc:
+    except proc.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         return {"returncode": None, "stdout": out, "stderr": err, "timed_out": True,
