@@ -1,0 +1,104 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""tools/release.sh on a scratch clone: one command gives the release commit, tag, changelog and tarball.
+
+Nothing here touches this checkout: the script runs in a `git clone` of HEAD in a temp dir
+(with this checkout's uncommitted tools/release.sh copied in and committed there, so the
+test checks the script as it is now). galaxy-importer is the `importer` layer's job, so the
+runs here pass --skip-import.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+import yaml
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV = os.path.dirname(os.path.dirname(sys.executable))
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    clone = tmp_path / "boundary"
+    git(TOP, "clone", "-q", TOP, str(clone))
+    shutil.copy(os.path.join(TOP, "tools", "release.sh"), clone / "tools" / "release.sh")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "the release script under test")
+    return clone
+
+
+def release(clone, *args):
+    env = dict(os.environ, SANDBOXGUARD_VENV=VENV)
+    env.pop("ANSIBLE_COLLECTIONS_PATH", None)
+    return subprocess.run(["bash", "tools/release.sh", *args], cwd=clone, env=env, capture_output=True, text=True)
+
+
+def load(path):
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def test_release_commits_tags_and_builds_the_version_with_every_fragment(scratch):
+    fragments = sorted(glob.glob(str(scratch / "changelogs" / "fragments" / "*.yml")))
+    assert fragments, "nothing to release in this checkout"
+    expected = []
+    for path in fragments:
+        for entries in load(path).values():
+            expected += entries if isinstance(entries, list) else []
+    done = release(scratch, "1.0.0", "--skip-import")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert load(scratch / "galaxy.yml")["version"] == "1.0.0"
+    assert 'version = "1.0.0"' in (scratch / "python" / "pyproject.toml").read_text()
+    for init in ("python/src/sandboxguard/__init__.py", "plugins/module_utils/sandboxguard/__init__.py"):
+        assert '__version__ = "1.0.0"' in (scratch / init).read_text()
+    changes = load(scratch / "changelogs" / "changelog.yaml")["releases"]["1.0.0"]["changes"]
+    listed = [entry for key, entries in changes.items() if key != "release_summary" for entry in entries]
+    assert sorted(listed) == sorted(expected)
+    assert changes["release_summary"]
+    assert "\nv1.0.0\n======\n" in (scratch / "CHANGELOG.rst").read_text()
+    assert glob.glob(str(scratch / "changelogs" / "fragments" / "*.yml")) == []
+    assert git(scratch, "status", "--porcelain", "--untracked-files=no") == ""
+    assert git(scratch, "log", "-1", "--format=%s").strip() == "Release 1.0.0"
+    assert git(scratch, "describe", "--exact-match", "HEAD").strip() == "1.0.0"
+    tarball = scratch / ".cache" / "release" / "sandboxguard-boundary-1.0.0.tar.gz"
+    with tarfile.open(tarball) as tar:
+        manifest = yaml.safe_load(tar.extractfile("MANIFEST.json"))
+        names = tar.getnames()
+    assert manifest["collection_info"]["version"] == "1.0.0"
+    assert "CHANGELOG.rst" in names and not [n for n in names if n.startswith(("molecule/", "tests/unit/"))]
+
+
+@pytest.mark.parametrize(("version", "message"), [
+    ("v1.0.0", "a semantic version"),
+    ("1.0", "a semantic version"),
+    ("0.0.1", "is not newer than galaxy.yml's"),
+])
+def test_release_refuses_a_bad_version_and_changes_nothing(scratch, version, message):
+    head = git(scratch, "rev-parse", "HEAD")
+    done = release(scratch, version, "--skip-import")
+    assert done.returncode == 1 and message in done.stderr
+    assert git(scratch, "rev-parse", "HEAD") == head and git(scratch, "status", "--porcelain") == ""
+
+
+def test_release_refuses_a_dirty_tree(scratch):
+    (scratch / "README.md").write_text("changed\n")
+    done = release(scratch, "1.0.0", "--skip-import")
+    assert done.returncode == 1 and "uncommitted changes" in done.stderr
+    assert load(scratch / "galaxy.yml")["version"] != "1.0.0"
+
+
+def test_no_commit_leaves_the_release_for_review(scratch):
+    head = git(scratch, "rev-parse", "HEAD")
+    done = release(scratch, "1.0.0", "--no-commit", "--skip-import")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert git(scratch, "rev-parse", "HEAD") == head and git(scratch, "tag") == ""
+    assert "galaxy.yml" in git(scratch, "status", "--porcelain")
