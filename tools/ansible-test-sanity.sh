@@ -4,6 +4,8 @@
 #   tools/ansible-test-sanity.sh                  # every sanity test, target Pythons 3.9..3.13
 #   tools/ansible-test-sanity.sh --test pep8      # extra arguments go to ansible-test sanity
 #   SANDBOXGUARD_SANITY_PYTHONS="3.11" tools/ansible-test-sanity.sh   # fewer Pythons, faster
+#   SANDBOXGUARD_SANITY_VENV=.cache/controllers/2.21 tools/ansible-test-sanity.sh
+#       # another controller: that venv's ansible-test (tools/run-tests.sh makes these venvs)
 #
 # Three things ansible-test needs that a plain checkout does not give it (docs/testing.md):
 # 1. The collection at a REAL path .../ansible_collections/sandboxguard/boundary: it resolves
@@ -16,23 +18,31 @@
 #    ~/.ansible/test/cache/get_pip_<version>.py. We put a stand-in there that installs pip
 #    with the venv's own ensurepip, then upgrades to the pinned version from PyPI.
 # 3. The target Pythons on PATH as pythonX.Y: pyenv's (or SANDBOXGUARD_SANITY_PYTHONS's) bin
-#    directories, after .venv/bin so the controller stays .venv's Python 3.11.
+#    directories, after the controller venv's bin so the controller Python stays that venv's.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 log() { printf '[sanity] %s\n' "$*" >&2; }
 venv=$top/.venv
+# The controller: the venv whose ansible-test runs (default .venv, ansible-core 2.19).
+controller=$(cd "${SANDBOXGUARD_SANITY_VENV:-$venv}" 2>/dev/null && pwd) || controller=${SANDBOXGUARD_SANITY_VENV:-$venv}
 pythons=${SANDBOXGUARD_SANITY_PYTHONS:-3.9 3.10 3.11 3.12 3.13}
-dest=$top/.cache/sanity/ansible_collections/sandboxguard/boundary
 
-if [ ! -x "$venv/bin/ansible-test" ]; then
-  log "no $venv/bin/ansible-test; run tools/setup.sh (make setup) first"
+if [ ! -x "$venv/bin/python" ]; then
+  log "no $venv/bin/python; run tools/setup.sh (make setup) first"
   exit 2
 fi
+if [ ! -x "$controller/bin/ansible-test" ]; then
+  log "no $controller/bin/ansible-test; run tools/setup.sh (make setup) first, or make that venv"
+  exit 2
+fi
+core=$("$controller/bin/python" -c 'from ansible.release import __version__; print(".".join(__version__.split(".")[:2]))')
+# One copy per controller version, so two controllers can run side by side.
+dest=$top/.cache/sanity/$core/ansible_collections/sandboxguard/boundary
 
 # --- 1. the collection at a real ansible_collections path -----------------------------
 # ansible-test keeps its delegation venv under tests/output/.tmp: carry it over the fresh copy.
-keep=$top/.cache/sanity/output.keep
+keep=$top/.cache/sanity/$core/output.keep
 rm -rf "$keep"
 if [ -d "$dest/tests/output" ]; then mv "$dest/tests/output" "$keep"; fi
 rm -rf "$dest"
@@ -66,7 +76,7 @@ if [ -d "$keep" ]; then mkdir -p "$dest/tests" && mv "$keep" "$dest/tests/output
 # --- 2. the get-pip stand-in ----------------------------------------------------------
 # The pip version ansible-test bootstraps is a constant in its python_requirements.py
 # (get_venv_packages: default_packages = dict(pip='24.2')).
-pip_version=$("$venv/bin/python" - <<'EOF'
+pip_version=$("$controller/bin/python" - <<'EOF'
 import re, inspect
 from ansible_test._internal import python_requirements as pr
 match = re.search(r"pip='([0-9.]+)'", inspect.getsource(pr.get_venv_packages))
@@ -83,7 +93,7 @@ if [ -e "$cache" ] && ! grep -qF "$marker" "$cache"; then
   log "using the existing (real) get-pip script at $cache"
 else
   mkdir -p "$(dirname "$cache")"
-  cat >"$cache.tmp" <<EOF
+  cat >"$cache.tmp.$$" <<EOF
 $marker (written by tools/ansible-test-sanity.sh; see docs/testing.md).
 """Offline stand-in for get-pip.py, which ansible-test downloads to bootstrap pip.
 
@@ -107,7 +117,7 @@ if no_setuptools and not before:
     # ensurepip of Python < 3.12 also installs setuptools; get-pip --no-setuptools would not
     subprocess.run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools"], check=False)
 EOF
-  mv "$cache.tmp" "$cache"
+  mv "$cache.tmp.$$" "$cache"
 fi
 
 # --- 3. target Pythons on PATH ----------------------------------------------------------
@@ -128,7 +138,7 @@ python_bin() { # VERSION -> directory holding pythonVERSION, from pyenv
 }
 # pyenv's shims answer for every installed version (3.8 too); leave them out so ansible-test
 # sees exactly the Pythons asked for.
-path=$venv/bin
+path=$controller/bin
 clean_path=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/\.pyenv/.*shims$' | paste -sd:)
 for v in $pythons; do
   if ! dir=$(python_bin "$v"); then
@@ -142,5 +152,5 @@ done
 cd "$dest"
 args=(sanity --venv --color no)
 # Every configured Python unless the caller narrowed it (--python X.Y).
-log "ansible-test sanity ${*:-} with Pythons: $pythons (controller: $("$venv/bin/python" --version))"
-PATH=$path:$clean_path exec "$venv/bin/ansible-test" "${args[@]}" "$@"
+log "ansible-test sanity ${*:-} with Pythons: $pythons (controller: ansible-core $core on $("$controller/bin/python" --version))"
+PATH=$path:$clean_path exec "$controller/bin/ansible-test" "${args[@]}" "$@"

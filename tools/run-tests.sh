@@ -8,13 +8,20 @@
 #   ruff         ruff check .
 #   unit         .venv/bin/pytest tests/unit
 #   pythons      tests/unit under each target Python (SANDBOXGUARD_PYTHONS, default 3.9..3.13)
-#   integration  .venv/bin/pytest tests/integration (root, real Docker)
-#   sanity       tools/ansible-test-sanity.sh, and shellcheck on tools/ images/ .ci/run
+#   integration  .venv/bin/pytest tests/integration (root, real Docker); then, on each newer
+#                controller, the module-level tests (pytest -m controller)
+#   sanity       tools/ansible-test-sanity.sh on each controller, and shellcheck on tools/ images/ .ci/run
 #   lint         ansible-lint (production profile, .ansible-lint)
+#   importer     galaxy-importer on the built tarball (tools/galaxy-importer.sh)
 #   molecule     molecule test, one step per molecule/<scenario>/
+#
+# Controllers: ansible-core 2.19 is .venv (requirements/dev.txt); each
+# requirements/controller-X.Y.txt names another core and its Python (`# controller:` line)
+# and gets a cached venv in .cache/controllers/X.Y. SANDBOXGUARD_CONTROLLERS narrows them.
 #
 #   SANDBOXGUARD_LAYERS="unit pythons" tools/run-tests.sh       # a subset, in the order above
 #   SANDBOXGUARD_LAYERS="molecule:default" tools/run-tests.sh   # one scenario (or pythons:3.12)
+#   SANDBOXGUARD_LAYERS="sanity:2.21 integration:2.21" ...      # one controller's steps
 #   SANDBOXGUARD_VERBOSE=1 ...                                   # stream output, not just logs
 #   SANDBOXGUARD_MOLECULE_JOBS=1 ...                             # scenarios one after another
 # Each step's full output is in .cache/test-logs/<step>.log; a failing step's tail is printed.
@@ -36,12 +43,12 @@ export MOLECULE_GLOB=${MOLECULE_GLOB:-molecule/*/molecule.yml}
 # Logs are read as files: no colour codes.
 export NO_COLOR=1 PY_COLORS=0 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0
 
-all_layers=(sync ruff unit pythons integration sanity lint molecule)
+all_layers=(sync ruff unit pythons integration sanity lint importer molecule)
 read -r -a wanted <<<"$(printf '%s' "${SANDBOXGUARD_LAYERS:-${all_layers[*]}}" | tr ',' ' ')"
 for w in "${wanted[@]}"; do
   case " ${all_layers[*]} " in
     *" ${w%%:*} "*) ;;
-    *) echo "SANDBOXGUARD_LAYERS: unknown layer '$w' (known: ${all_layers[*]}; molecule:NAME and pythons:X.Y select one step)" >&2; exit 2 ;;
+    *) echo "SANDBOXGUARD_LAYERS: unknown layer '$w' (known: ${all_layers[*]}; molecule:NAME, pythons:X.Y, sanity:X.Y and integration:X.Y select one step)" >&2; exit 2 ;;
   esac
 done
 # wants LAYER [STEP] -> whether this layer (or this step of it) was asked for
@@ -58,10 +65,13 @@ wants_any() { # LAYER -> asked for whole or in part
   return 1
 }
 
-# Results: one row per step; a layer fails when any of its steps fails.
+# Results: one row per step; a layer fails when any of its steps fails. Each row names the
+# ansible-core controller its step used ("-" for steps that use none): set step_core[NAME]
+# before the step, or leave the layer's default from layer_core.
 rows=()
 declare -A layer_state=()
 layer_order=()
+declare -A step_core=()
 
 now() { date +%s.%N; }
 
@@ -91,7 +101,7 @@ record_step() {
   if [ "$rc" -eq 0 ]; then status=PASS; else status=FAIL; fi
   # pytest's own closing line, where there is one, says how many tests ran.
   detail=$(grep -E '^=+ .*(passed|failed|error|no tests ran).* =+$' "$log" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
-  rows+=("$(printf '%-4s  %-28s %8ss  %s' "$status" "$name" "$secs" "${detail:-exit $rc}")")
+  rows+=("$(printf '%-4s  %-28s %-6s %8ss  %s' "$status" "$name" "$(core_of "$layer" "$name")" "$secs" "${detail:-exit $rc}")")
   printf '    %s %s in %ss%s\n' "$status" "$name" "$secs" "${detail:+ ($detail)}"
   if [ "$status" = FAIL ]; then
     echo "    ---- last 60 lines of ${log#"$top"/} ----"
@@ -119,9 +129,80 @@ step() {
 fail_step() {
   printf '==> %-28s\n' "$2"
   printf '%s\n' "$3" | tee "$logs/$2.log"
-  rows+=("$(printf '%-4s  %-28s %8ss  %s' FAIL "$2" 0.0 "$3")")
+  rows+=("$(printf '%-4s  %-28s %-6s %8ss  %s' FAIL "$2" "$(core_of "$1" "$2")" 0.0 "$3")")
   case " ${layer_order[*]} " in *" $1 "*) ;; *) layer_order+=("$1") ;; esac
   layer_state[$1]=FAIL
+}
+
+# --- steps in the background, at most N at a time -------------------------------------
+# spawn_step NAME CMD... starts run_step in the background; reap N waits until fewer than N
+# run. Record the rows afterwards (record_step), in the order you want them listed.
+declare -A running=()
+spawn_step() {
+  local name=$1
+  printf '==> %-28s %s (in the background)\n' "$name" "${*:2}"
+  run_step "$@" &
+  running[$!]=$name
+}
+reap() {
+  local done_pid
+  while [ ${#running[@]} -ge "$1" ] && [ ${#running[@]} -gt 0 ]; do
+    wait -n -p done_pid "${!running[@]}"
+    printf '    (done: %s)\n' "${running[$done_pid]}"
+    unset "running[$done_pid]"
+  done
+}
+
+# --- controllers: ansible-core versions, each with its venv --------------------------------
+# base_core is .venv's (requirements/dev.txt); the others come from requirements/controller-X.Y.txt.
+controller_line() { sed -n 's/^# controller: ansible-core \([0-9.]*\) on Python \([0-9.]*\).*/\1 \2/p' "$1" | head -n 1; }
+read -r base_core _ <<<"$(controller_line requirements/dev.txt)"
+known_cores=("$base_core")
+for req in requirements/controller-*.txt; do
+  [ -e "$req" ] || continue
+  read -r c _ <<<"$(controller_line "$req")"
+  [ -n "$c" ] && known_cores+=("$c")
+done
+read -r -a cores <<<"$(printf '%s' "${SANDBOXGUARD_CONTROLLERS:-${known_cores[*]}}" | tr ',' ' ')"
+for c in "${cores[@]}"; do
+  case " ${known_cores[*]} " in
+    *" $c "*) ;;
+    *) echo "SANDBOXGUARD_CONTROLLERS: no requirements/controller-$c.txt (known: ${known_cores[*]})" >&2; exit 2 ;;
+  esac
+done
+# Layers whose steps run Ansible from .venv unless a step says otherwise.
+declare -A layer_core=([integration]=$base_core [sanity]=$base_core [lint]=$base_core [importer]=$base_core [molecule]=$base_core)
+core_of() { echo "${step_core[$2]:-${layer_core[$1]:--}}"; }
+
+# cached_venv DIR PYTHON REQUIREMENTS: (re)made only when the file or the interpreter changed.
+cached_venv() { bash "$top/tools/cached-venv.sh" "$@"; }
+
+controller_venv_dir() { # X.Y -> the venv of that controller
+  if [ "$1" = "$base_core" ]; then echo "$venv"; else echo "$top/.cache/controllers/$1"; fi
+}
+
+controller_venv() { # X.Y -> make (or reuse) that controller's venv
+  local req=requirements/controller-$1.txt pyv python
+  read -r _ pyv <<<"$(controller_line "$req")"
+  if ! python=$(python_for "$pyv"); then
+    echo "Python $pyv for ansible-core $1 ($req) not found: pyenv install $pyv, or leave $1 out of SANDBOXGUARD_CONTROLLERS"
+    return 1
+  fi
+  cached_venv "$(controller_venv_dir "$1")" "$python" "$req" &&
+    "$(controller_venv_dir "$1")/bin/ansible" --version | head -n 1
+}
+
+# The newer controllers' venvs, made once before the layers that use them (step "venv-X.Y").
+declare -A venv_ok=()
+need_controllers() {
+  local c
+  for c in "${cores[@]}"; do
+    [ "$c" = "$base_core" ] && continue
+    [ -n "${venv_ok[$c]:-}" ] && continue
+    step_core[venv-$c]=$c
+    step controllers "venv-$c" controller_venv "$c"
+    if [ "$(cat "$logs/venv-$c.log.rc")" = 0 ]; then venv_ok[$c]=yes; else venv_ok[$c]=no; fi
+  done
 }
 
 # --- pythons: one cached venv with only pytest per target Python -----------------------
@@ -141,22 +222,18 @@ python_for() { # X.Y -> path of that Python's interpreter (pyenv, or pythonX.Y o
 }
 
 unit_under() { # X.Y PYTHON -> run tests/unit with a venv of that Python (made once, cached)
-  local v=$1 python=$2 venv_dir=$top/.cache/py/$1 req=requirements/unit-pythons.txt want
-  want=$( { cat "$req"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)
-  if [ "$(cat "$venv_dir/.sandboxguard-stamp" 2>/dev/null)" != "$want" ]; then
-    echo "creating $venv_dir with $("$python" --version) and $req"
-    rm -rf "$venv_dir"
-    "$python" -m venv "$venv_dir" && "$venv_dir/bin/python" -m pip install -q -r "$req" || return 1
-    echo "$want" >"$venv_dir/.sandboxguard-stamp"
-  fi
+  local venv_dir=$top/.cache/py/$1
+  cached_venv "$venv_dir" "$2" requirements/unit-pythons.txt || return 1
   # -p no:cacheprovider: the five Pythons would fight over .pytest_cache
   "$venv_dir/bin/python" -m pytest -p no:cacheprovider tests/unit
 }
 
 # --- integration: pytest exit 5 (nothing collected) passes only when there is nothing to collect
-integration() {
-  local rc
-  .venv/bin/pytest tests/integration
+integration() { # [VENV [PYTEST ARGS...]]: the whole directory with .venv, or a selection with another controller
+  local rc python=${1:-$venv}/bin/python
+  shift || true
+  # -p no:cacheprovider for other controllers: one .pytest_cache per checkout is enough
+  if [ $# -gt 0 ]; then "$python" -m pytest -p no:cacheprovider "$@" tests/integration; else "$python" -m pytest tests/integration; fi
   rc=$?
   if [ "$rc" -eq 5 ]; then
     if compgen -G 'tests/integration/test_*.py' >/dev/null || compgen -G 'tests/integration/*_test.py' >/dev/null; then
@@ -187,13 +264,59 @@ if wants_any pythons; then
   done
 fi
 
-wants integration && step integration integration integration
-if wants sanity; then
-  step sanity sanity bash tools/ansible-test-sanity.sh
-  # The shell scripts that do not ship (build_ignore), so ansible-test's shellcheck skips them.
-  step sanity shellcheck shellcheck -S warning tools/*.sh images/*.sh .ci/run
+# wants_core LAYER X.Y: this controller's step of LAYER was asked for (the whole layer, or LAYER:X.Y)
+wants_core() { case " ${cores[*]} " in *" $2 "*) wants "$1" "$2" ;; *) return 1 ;; esac; }
+newer_wanted() { # LAYER -> some newer controller's step of LAYER is wanted
+  local c
+  for c in "${cores[@]}"; do [ "$c" != "$base_core" ] && wants_core "$1" "$c" && return 0; done
+  return 1
+}
+if newer_wanted integration || newer_wanted sanity; then need_controllers; fi
+
+# integration: everything on .venv's controller; then, one controller after another (the tests
+# share users, ports and container names), the module-level tests (-m controller) on the others.
+if wants_any integration; then
+  for c in "${cores[@]}"; do
+    wants_core integration "$c" || continue
+    if [ "$c" = "$base_core" ]; then
+      step integration integration integration
+    elif [ "${venv_ok[$c]:-}" = yes ]; then
+      step_core[integration-$c]=$c
+      step integration "integration-$c" integration "$(controller_venv_dir "$c")" -m controller
+    else
+      step_core[integration-$c]=$c
+      fail_step integration "integration-$c" "no venv for ansible-core $c (see the venv-$c step)"
+    fi
+  done
+fi
+
+# sanity: ansible-test on each controller, SANDBOXGUARD_SANITY_JOBS at a time (each has its own
+# copy under .cache/sanity/X.Y and its own ansible-test venvs), then shellcheck.
+if wants_any sanity; then
+  sanity_steps=()
+  for c in "${cores[@]}"; do
+    wants_core sanity "$c" || continue
+    name=sanity-$c
+    [ "$c" = "$base_core" ] && name=sanity
+    step_core[$name]=$c
+    if [ "$c" != "$base_core" ] && [ "${venv_ok[$c]:-}" != yes ]; then
+      fail_step sanity "$name" "no venv for ansible-core $c (see the venv-$c step)"
+      continue
+    fi
+    reap "${SANDBOXGUARD_SANITY_JOBS:-2}"
+    spawn_step "$name" env SANDBOXGUARD_SANITY_VENV="$(controller_venv_dir "$c")" bash tools/ansible-test-sanity.sh
+    sanity_steps+=("$name")
+  done
+  reap 1
+  for name in "${sanity_steps[@]}"; do record_step sanity "$name"; done
+  if wants sanity; then
+    # The shell scripts that do not ship (build_ignore), so ansible-test's shellcheck skips them.
+    step_core[shellcheck]=-
+    step sanity shellcheck shellcheck -S warning tools/*.sh images/*.sh .ci/run
+  fi
 fi
 wants lint && step lint ansible-lint .venv/bin/ansible-lint
+wants importer && step importer galaxy-importer bash tools/galaxy-importer.sh
 
 # molecule: scenarios run SANDBOXGUARD_MOLECULE_JOBS at a time (default 2: they mostly wait
 # on Ansible round trips and containers; container names are per scenario), except those
@@ -211,14 +334,6 @@ if wants_any molecule; then
   elif [ ${#scenarios[@]} -gt 0 ]; then
     jobs=${SANDBOXGUARD_MOLECULE_JOBS:-2}
     molecule_start=$(now)
-    declare -A running=()
-    reap() { # wait until fewer than $1 scenarios run
-      while [ ${#running[@]} -ge "$1" ] && [ ${#running[@]} -gt 0 ]; do
-        wait -n -p done_pid "${!running[@]}"
-        printf '    (done: molecule-%s)\n' "${running[$done_pid]}"
-        unset "running[$done_pid]"
-      done
-    }
     for scenario in "${scenarios[@]}"; do
       if grep -q 'docker\.sock' "molecule/$scenario/molecule.yml"; then
         # It talks to the host's engine and sees every container there: run it alone, so
@@ -228,9 +343,7 @@ if wants_any molecule; then
         run_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
       else
         reap "$jobs"
-        printf '==> %-28s %s\n' "molecule-$scenario" ".venv/bin/molecule test -s $scenario"
-        run_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario" &
-        running[$!]=$scenario
+        spawn_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
       fi
     done
     reap 1
@@ -245,6 +358,7 @@ fi
 total=$(awk -v a="$total_start" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }')
 echo
 echo "==================== summary ===================="
+printf '%-4s  %-28s %-6s %9s  %s\n' "" step core time result
 printf '%s\n' "${rows[@]}"
 echo "-------------------------------------------------"
 passed=0

@@ -19,7 +19,7 @@ import textwrap
 import pytest
 from fetch_fixtures import SECRET, SSHD, make_file
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.controller, pytest.mark.root, pytest.mark.slow]
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from fetch_fixtures import Container
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.controller, pytest.mark.docker, pytest.mark.slow]
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)

@@ -20,7 +20,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.dirname(sys.executable)  # .venv/bin: ansible-galaxy, ansible-doc, ansible
 FQCN = "sandboxguard.boundary"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.controller, pytest.mark.slow]
 
 
 def galaxy():

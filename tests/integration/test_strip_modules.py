@@ -4,12 +4,15 @@
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 from sandboxguard import caps as capsmod
 
+pytestmark = pytest.mark.controller
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ANSIBLE = os.path.join(TOP, ".venv", "bin", "ansible")
+ANSIBLE = os.path.join(os.path.dirname(sys.executable), "ansible")
 
 
 def run_module(module, args, *flags):

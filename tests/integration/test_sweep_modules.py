@@ -5,11 +5,12 @@ import json
 import os
 import stat
 import subprocess
+import sys
 
 import pytest
 from sandboxguard import docker_engine
 
-pytestmark = [pytest.mark.docker, pytest.mark.root]
+pytestmark = [pytest.mark.controller, pytest.mark.docker, pytest.mark.root]
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IMAGE = "sandboxguard/debian:12"
@@ -19,7 +20,7 @@ def run_module(module, args, *flags):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
                ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-    proc = subprocess.run([os.path.join(TOP, ".venv", "bin", "ansible"), "localhost", "-m",
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-m",
                            "sandboxguard.boundary." + module, "-a", json.dumps(args), *flags],
                           capture_output=True, text=True, env=env, timeout=180, check=False)
     return json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]

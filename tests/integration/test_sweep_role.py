@@ -20,7 +20,7 @@ import time
 import pytest
 from sandboxguard import docker_engine
 
-pytestmark = [pytest.mark.docker, pytest.mark.root]
+pytestmark = [pytest.mark.controller, pytest.mark.docker, pytest.mark.root]
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IMAGE = "sandboxguard/debian:12"
@@ -44,7 +44,7 @@ def run_role(tmp_path, variables, *flags):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0",
                ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-    proc = subprocess.run([os.path.join(TOP, ".venv", "bin", "ansible-playbook"), str(playbook),
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(playbook),
                            "-e", "@" + str(extra), *flags], capture_output=True, text=True, env=env, timeout=300,
                           check=False)
     try:

@@ -13,15 +13,16 @@ import pwd
 import shutil
 import stat
 import subprocess
+import sys
 import time
 import uuid
 
 import pytest
 
-pytestmark = pytest.mark.root
+pytestmark = [pytest.mark.controller, pytest.mark.root]
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ANSIBLE = os.path.join(TOP, ".venv", "bin", "ansible")
+ANSIBLE = os.path.join(os.path.dirname(sys.executable), "ansible")
 CONFIG = "# agent config\nmodel: x   # keep me\nterminal:\n  backend: local\n"
 
 
