@@ -6,7 +6,7 @@
 #   2. writes changelogs/fragments/VERSION.yml with a release_summary unless one exists
 #      (edit it first for a better summary: SANDBOXGUARD_RELEASE_SUMMARY="..." sets it);
 #   3. bumps the version in galaxy.yml, python/pyproject.toml and the library's __version__
-#      (and its module_utils copy, tools/sync_module_utils.py);
+#      (and its module_utils copy, tools/sync_module_utils.py), and the pinned examples in README.md and docs/awx.md;
 #   4. antsibull-changelog release: changelogs/changelog.yaml gets the release with every
 #      fragment, CHANGELOG.rst is regenerated, the fragments are removed (keep_fragments: false);
 #   5. builds sandboxguard-boundary-VERSION.tar.gz into .cache/release/ and runs
@@ -63,11 +63,14 @@ PY
   log "wrote $summary_file"
 fi
 
-log "version $current -> $version (galaxy.yml, python/pyproject.toml, sandboxguard.__version__)"
+log "version $current -> $version (galaxy.yml, python/pyproject.toml, sandboxguard.__version__, README pins)"
 sed -i "s/^version: .*/version: $version/" galaxy.yml
 sed -i "s/^version = \".*\"/version = \"$version\"/" python/pyproject.toml
 sed -i "s/^__version__ = \".*\"/__version__ = \"$version\"/" python/src/sandboxguard/__init__.py
 python3 tools/sync_module_utils.py >/dev/null
+# The install examples pin the release (requirements.yml `version:` lines, the tarball name)
+pinned=(README.md docs/awx.md)
+sed -i -E "s/^( *version: )[0-9]+\.[0-9]+\.[0-9]+\$/\1$version/; s/sandboxguard-boundary-[0-9]+\.[0-9]+\.[0-9]+\.tar\.gz/sandboxguard-boundary-$version.tar.gz/g" "${pinned[@]}"
 
 # antsibull-changelog lists new modules, roles and playbooks from ansible-doc, which must find
 # this checkout as sandboxguard.boundary: a collections path of our own pointing here.
@@ -90,7 +93,7 @@ if [ "$import" = yes ]; then
 fi
 
 if [ "$commit" = yes ]; then
-  git add -A galaxy.yml python/pyproject.toml python/src/sandboxguard/__init__.py \
+  git add -A galaxy.yml "${pinned[@]}" python/pyproject.toml python/src/sandboxguard/__init__.py \
     plugins/module_utils/sandboxguard/__init__.py changelogs CHANGELOG.rst
   git commit -q -m "Release $version"
   git tag -a "$version" -m "sandboxguard.boundary $version"

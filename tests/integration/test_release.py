@@ -9,6 +9,7 @@ runs here pass --skip-import.
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,6 +95,16 @@ def test_release_refuses_a_dirty_tree(scratch):
     done = release(scratch, "1.0.0", "--skip-import")
     assert done.returncode == 1 and "uncommitted changes" in done.stderr
     assert load(scratch / "galaxy.yml")["version"] != "1.0.0"
+
+
+def test_readme_pins_follow_the_release(scratch):
+    done = release(scratch, "1.2.3", "--skip-import")
+    assert done.returncode == 0, done.stderr[-3000:]
+    readme = (scratch / "README.md").read_text() + (scratch / "docs" / "awx.md").read_text()
+    assert set(re.findall(r"^ *version: (\S+)$", readme, re.M)) == {"1.2.3"}
+    assert re.findall(r"sandboxguard-boundary-(\d+\.\d+\.\d+)\.tar\.gz", readme) == ["1.2.3"]
+    changed = git(scratch, "show", "--name-only", "--format=", "HEAD").split()
+    assert "README.md" in changed and "docs/awx.md" in changed
 
 
 def test_no_commit_leaves_the_release_for_review(scratch):

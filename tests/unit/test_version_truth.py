@@ -6,6 +6,7 @@ tools/support_matrix.py derives the claim from the requirements files that make 
 controller venvs; these tests fail when any of the other places says something else.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -68,3 +69,16 @@ def test_a_pin_that_contradicts_its_header_is_named(monkeypatch):
     path = "requirements/controller-2.21.txt"
     with_file(monkeypatch, path, sm.read(path).replace("ansible-core==2.21.", "ansible-core==2.20."))
     assert "%s: header says ansible-core 2.21, pin is 2.20.5" % path in sm.problems()
+
+
+def test_readme_pins_one_version_the_newest_release_once_there_is_one():
+    readme = sm.read("README.md") + sm.read("docs", "awx.md")
+    pins = re.findall(r"^ *version: (\S+)$", readme, re.M) + re.findall(
+        r"sandboxguard-boundary-(\d+\.\d+\.\d+)\.tar\.gz", readme)
+    assert pins and len(set(pins)) == 1, pins
+    assert "main" not in pins
+    releases = re.findall(r"^  ['\"]?(\d+\.\d+\.\d+)['\"]?:$", sm.read("changelogs", "changelog.yaml"), re.M)
+    if releases:
+        assert pins[0] == max(releases, key=sm.key)
+    else:  # before the first release the pin names it (tools/release.sh rewrites the pins)
+        assert sm.key(pins[0]) > sm.key(re.search(r"^version: (\S+)$", sm.read("galaxy.yml"), re.M).group(1))
