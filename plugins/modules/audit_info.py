@@ -102,6 +102,14 @@ options:
     description: Leave out leaks younger than this many seconds.
     type: int
     default: 0
+  leak_tmp_dir:
+    description: The temp directory to look for leftover run directories in.
+    type: path
+    default: /tmp
+  leak_spool_dir:
+    description: The cron spool holding one table per user (Debian's location by default).
+    type: path
+    default: /var/spool/cron/crontabs
   agent_user:
     description: The unprivileged user the agent runs as, for the bubblewrap probe; empty skips it.
     type: str
@@ -218,6 +226,8 @@ def main():
             leak_users=dict(type="list", elements="str", default=[]),
             leak_tmp_patterns=dict(type="list", elements="str", default=["ab-*"]),
             leak_min_age=dict(type="int", default=0),
+            leak_tmp_dir=dict(type="path", default="/tmp"),
+            leak_spool_dir=dict(type="path", default="/var/spool/cron/crontabs"),
             agent_user=dict(type="str"),
             bwrap_min_version=dict(type="str", default="0.9.0"),
             bwrap_checks=dict(type="list", elements="str", default=[]),
@@ -238,7 +248,8 @@ def main():
         budget=p["budget"], max_listed=p["max_listed"], home_mode=as_value(p["home_mode"]),
         home_where=p["home_where"], profiles=p["profiles"], create_profile_home=p["create_profile_home"],
         leak_users=as_list(p["leak_users"]), leak_tmp_patterns=as_list(p["leak_tmp_patterns"]) or None,
-        leak_min_age=p["leak_min_age"], agent_user=as_value(p["agent_user"]),
+        leak_min_age=p["leak_min_age"], leak_tmp_dir=p["leak_tmp_dir"], leak_spool_dir=p["leak_spool_dir"],
+        agent_user=as_value(p["agent_user"]),
         bwrap_min_version=as_value(p["bwrap_min_version"]), bwrap_checks=as_list(p["bwrap_checks"]),
         bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)")
     module.exit_json(changed=False, record=record, status=record["status"])

@@ -22,8 +22,12 @@ PYTHON = "/usr/bin/python3"
 
 
 def seed(home, attack):
+    """A Hermes home; with *attack*, the seeds' setuid root shell, a cap_net_raw file and a leak."""
     ws = home / "sandboxes" / "docker" / "t1" / "workspace"
     ws.mkdir(parents=True)
+    spool = home.parent / "spool"
+    (home.parent / "tmp").mkdir()
+    spool.mkdir()
     (home / "config.yaml").write_text("# operator's comment\nterminal:\n  home_mode: real\n")
     if attack:
         shell = ws / "rootshell"
@@ -33,6 +37,8 @@ def seed(home, attack):
         ping = ws / "ping"
         ping.write_bytes(b"\x7fELF")
         subprocess.run(["setcap", "cap_net_raw=ep", str(ping)], check=True)
+        (spool / "root").write_text("*/5 * * * * /root/.hermes/scripts/beacon.sh\n")
+        (home.parent / "tmp" / "ab-1234").mkdir()
     return ws
 
 
@@ -43,11 +49,14 @@ def fleet(tmp_path):
     seed(homes["dirty"], True)
     seed(homes["clean"], False)
     lines = ["[agents]"]
+    # Each host's leak audit looks at its own spool and temp directory, for root only.
+    leak_vars = "sandboxguard_leak_users=root sandboxguard_leak_spool_dir=%s sandboxguard_leak_tmp_dir=%s"
     for name, home in homes.items():
-        lines.append("%s ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s"
-                     % (name, PYTHON, home))
-    lines.append("missing ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s"
-                 % (PYTHON, tmp_path / "missing" / ".hermes"))
+        lines.append("%s ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s %s"
+                     % (name, PYTHON, home, leak_vars % (home.parent / "spool", home.parent / "tmp")))
+    lines.append("missing ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s %s"
+                 % (PYTHON, tmp_path / "missing" / ".hermes",
+                    leak_vars % (tmp_path / "missing" / "spool", tmp_path / "missing" / "tmp")))
     lines.append("gone ansible_host=127.0.0.1 ansible_port=1 ansible_connection=ssh ansible_ssh_timeout=5")
     inventory = tmp_path / "inventory"
     inventory.write_text("\n".join(lines) + "\n")
@@ -77,7 +86,8 @@ def load(path):
 
 
 def audit_vars(fleet, **more):
-    base = {"sandboxguard_report_dir": str(fleet["reports"]), "sandboxguard_home_mode": "profile"}
+    base = {"sandboxguard_report_dir": str(fleet["reports"]), "sandboxguard_home_mode": "profile",
+            "sandboxguard_quarantine_dir": str(fleet["tmp"] / "quarantine")}
     base.update(more)
     return base
 
@@ -92,6 +102,9 @@ def test_findings_fail_the_play_after_every_report_is_written(fleet):
     dirty = report["hosts"]["dirty"]["checks"]["privileged_files"]
     assert {os.path.basename(f["path"]) for f in dirty["findings"]} == {"rootshell", "ping"}
     assert report["hosts"]["clean"]["checks"]["privileged_files"]["status"] == "clean"
+    leaks = report["hosts"]["dirty"]["checks"]["leaks"]["findings"]
+    assert {f["kind"] for f in leaks} == {"cron_job", "tmp_run_dir"}
+    assert report["hosts"]["clean"]["checks"]["leaks"]["status"] == "clean"
     assert report["hosts"]["clean"]["checks"]["home_mode"]["findings"][0]["mode"] == "real"
     missing = report["hosts"]["missing"]["checks"]
     assert str(fleet["tmp"] / "missing" / ".hermes") in missing["home_mode"]["absent"]
@@ -160,13 +173,17 @@ def test_tags_select_checks_and_the_rest_is_skipped(fleet):
 
 
 def test_remediate_fixes_what_the_audit_found_and_a_second_run_changes_nothing(fleet):
-    survey = {"sandboxguard_home_mode": "profile", "sandboxguard_owner": "", "sandboxguard_budget": ""}
+    survey = {"sandboxguard_home_mode": "profile", "sandboxguard_owner": "", "sandboxguard_budget": "",
+              "sandboxguard_quarantine_dir": str(fleet["tmp"] / "quarantine"), "sandboxguard_leak_min_age": ""}
     rc, out = playbook(fleet, "remediate", survey, limit="dirty,clean,missing")
     assert rc == 0, out["stats"]
     assert out["stats"]["dirty"]["changed"] > 0
     shell = fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell"
     assert not shell.stat().st_mode & 0o6000
     assert "# operator's comment" in (fleet["homes"]["clean"] / "config.yaml").read_text()
+    assert "beacon" not in (fleet["tmp"] / "dirty" / "spool" / "root").read_text()
+    quarantined = [os.path.join(d, f) for d, _dirs, files in os.walk(fleet["tmp"] / "quarantine") for f in files]
+    assert any(p.endswith("/crontab/root") for p in quarantined)
     rc, out = playbook(fleet, "remediate", survey, limit="dirty,clean,missing")
     assert rc == 0
     assert {name: s["changed"] for name, s in out["stats"].items()} == {"dirty": 0, "clean": 0, "missing": 0}

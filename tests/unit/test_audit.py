@@ -171,3 +171,23 @@ def test_unselected_checks_are_skipped_and_a_crashing_check_does_not_hide_the_ot
 def test_unknown_check_is_refused():
     with pytest.raises(ValueError, match="unknown check"):
         audit.audit_host(checks=["everything"])
+
+
+def test_every_check_result_is_the_one_report_envelope(hermes):
+    from sandboxguard import report
+
+    record = audit.audit_host(paths=["/usr", str(hermes)], hermes_homes=[str(hermes)], home_mode="profile",
+                              docker="never")
+    for name, result in record["checks"].items():
+        assert set(report.ENVELOPE_KEYS) <= set(result), name
+        assert result["changed"] is False, name
+        assert all(set(e) == {"path", "op", "error"} for e in result["errors"]), name
+    privileged = record["checks"]["privileged_files"]
+    assert privileged["roots"] == [str(hermes)] and privileged["complete"] is False
+    assert privileged["counts"]["errors"] == 1 and privileged["counts"]["setid"] == 1
+
+
+def test_a_missing_temp_directory_or_spool_is_absent_not_an_error(tmp_path):
+    result = audit.check_leaks(users=["root"], tmp_dir=str(tmp_path / "no-tmp"), spool_dir=str(tmp_path / "no-spool"))
+    assert result["status"] in ("clean", "findings"), result
+    assert str(tmp_path / "no-tmp") in result["absent"] and not result["errors"]

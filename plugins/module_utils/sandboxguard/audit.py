@@ -22,6 +22,7 @@ import os
 import time
 
 from . import audit_report, sandboxes
+from . import report as envelope
 from . import strip as stripmod
 
 DOCKER_MODES = ("auto", "always", "never")
@@ -29,8 +30,15 @@ DEFAULT_ENGINE_TIMEOUT_S = 10
 MAX_LISTED_FINDINGS = 200
 
 
-def _result(status, findings=(), reason=None, errors=(), **details):
-    result = {"status": status, "findings": list(findings), "reason": reason, "errors": list(errors)}
+def _result(status, findings=(), reason=None, errors=(), roots=(), complete=None, **details):
+    """A check's result: the report envelope (report.new_report) plus status, findings, reason."""
+    result = envelope.new_report(list(roots), status=status, findings=list(findings), reason=reason)
+    for error in errors:
+        envelope.add_error(result, error["path"], error["op"], error["error"])
+    for line in details.pop("warnings", ()):
+        envelope.add_warning(result, line)
+    result["counts"].update(details.pop("counts", {}))
+    result["complete"] = (status != audit_report.ERROR) if complete is None else bool(complete)
     result.update(details)
     return result
 
@@ -48,11 +56,11 @@ def _verdict(findings, errors, complete=True, reason=None, **details):
                 reason += " (and %d more error(s))" % (len(errors) - 1)
     else:
         status = audit_report.CLEAN
-    return _result(status, findings, reason, errors, **details)
+    return _result(status, findings, reason, errors, complete=complete and not errors, **details)
 
 
 def _error(op, path, error):
-    return {"path": path, "op": op, "error": error}
+    return {"path": path, "op": op, "error": envelope.error_text(error)}
 
 
 # --- privileged_files ---------------------------------------------------------------------
@@ -155,7 +163,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
     if not paths and not hermes_homes and not sandbox_dir:
         # The engine's mounts are in scope only below roots derived from these: nothing to look under.
         return _result(audit_report.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
-                       roots=[], absent=[])
+                       absent=[])
     engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir)
     candidates = _candidate_roots(paths, hermes_homes, sandbox_dir)
     candidates += [(target, "docker") for target in engine["targets"]]
@@ -168,9 +176,9 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
         warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
     if not walk:
         if errors:
-            return _verdict([], errors, roots=[], absent=absent, engine=engine_summary, warnings=warnings)
+            return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
         reason = "none of the paths exist on this host" if absent else "nothing to look under"
-        return _result(audit_report.CLEAN, reason=reason, roots=[], absent=absent, engine=engine_summary,
+        return _result(audit_report.CLEAN, reason=reason, absent=absent, engine=engine_summary,
                        warnings=warnings, counts={"setid": 0, "caps": 0, "files": 0, "dirs": 0, "unlisted": 0})
     report = stripmod.run(walk, actions=("setid", "caps"), dry_run=True, budget=budget, max_listed=max_listed)
     findings = [_finding_of(e) for e in report["files"]]
@@ -228,8 +236,8 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
                                  "files": what, "reason": "; ".join(reasons)})
     if wanted is None and not errors:
         return _result(audit_report.SKIPPED, reason="no mode asked for: set the mode to compare against",
-                       homes=homes, absent=absent, wanted=None)
-    return _verdict(findings, errors, homes=homes, absent=absent, wanted=wanted)
+                       roots=list(hermes_homes), homes=homes, absent=absent, wanted=None)
+    return _verdict(findings, errors, roots=list(hermes_homes), homes=homes, absent=absent, wanted=wanted)
 
 
 # --- leaks --------------------------------------------------------------------------------
@@ -246,8 +254,12 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     if spool_dir:
         kwargs["spool_dir"] = spool_dir
     report = leaks.audit(**kwargs)
-    errors = [_error("read", e["path"], e["error"]) for e in report["errors"]]
-    return _verdict(report["findings"], errors, report["complete"], counts=report["counts"], users=report["users"])
+    # A temp directory or spool that does not exist on this host is absent, not an error.
+    missing = {kwargs.get("tmp_dir", leaks.TMP_DIR), kwargs.get("spool_dir", leaks.SPOOL_DIR)}
+    absent = [e["path"] for e in report["errors"] if e["path"] in missing and not os.path.lexists(e["path"])]
+    errors = [_error("read", e["path"], e["error"]) for e in report["errors"] if e["path"] not in absent]
+    return _verdict(report["findings"], errors, not errors, counts=report["counts"], users=report["users"],
+                    absent=absent)
 
 
 # --- bwrap --------------------------------------------------------------------------------
@@ -284,7 +296,8 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
 def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None, docker="auto",
                docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
                home_mode=None, home_where="config", profiles=True, create_profile_home=True,
-               leak_users=(), leak_tmp_patterns=None, leak_min_age=0, agent_user=None, bwrap_min_version=None,
+               leak_users=(), leak_tmp_patterns=None, leak_min_age=0, leak_tmp_dir=None, leak_spool_dir=None,
+               agent_user=None, bwrap_min_version=None,
                bwrap_checks=None, bwrap_timeout=None, skip_reason="not selected"):
     """Run the selected *checks* on this host; return the host record (read-only).
 
@@ -298,7 +311,7 @@ def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_di
         "privileged_files": lambda: check_privileged_files(paths, hermes_homes, sandbox_dir, docker, docker_host,
                                                            budget, max_listed),
         "home_mode": lambda: check_home_mode(hermes_homes, home_mode, home_where, profiles, create_profile_home),
-        "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age),
+        "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir),
         "bwrap": lambda: check_bwrap(agent_user, bwrap_min_version, bwrap_checks or (), bwrap_timeout),
     }
     started = time.monotonic()

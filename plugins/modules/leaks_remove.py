@@ -1,0 +1,138 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: leaks_remove
+short_description: Take what agents left outside their sandbox out of service, into a quarantine directory
+version_added: 0.2.0
+description:
+  - Finds leaks exactly as M(sandboxguard.boundary.leaks_info) does (same options, same findings) and moves each
+    one into O(quarantine_dir)C(/<UTC time>/), so nothing is lost and the operator can put back what was
+    legitimate.
+  - C(cron_job) - the job line leaves the user's table (through C(crontab -u USER -) when the real crontab is
+    installed, so cron reloads it; otherwise the spool file is rewritten keeping its mode and owner and the spool
+    directory's mtime is bumped); the removed lines are kept in C(crontab/<user>) in the quarantine.
+  - C(hermes_script), C(user_unit), C(enabled_timer), C(enabled_unit), C(tmp_run_dir) - the file, link or directory
+    is moved under C(files/<its path>) in the quarantine; a link is moved as a link, never followed.
+  - Every job line of every audited user's table is a leak, as in the audit, so narrow O(users) to the agent
+    accounts when other accounts have cron jobs of their own.
+  - A second run finds nothing and changes nothing.
+author:
+  - sandboxguard contributors (@sandboxguard)
+options:
+  users:
+    description:
+      - Account names to clean. By default root and every regular account (uid 1000 and above, not nobody), plus
+        any user with a table in the spool. A comma-separated string is accepted.
+    type: list
+    elements: str
+  tmp_dir:
+    description: The temp directory to look for leftover run directories in.
+    type: path
+    default: /tmp
+  tmp_patterns:
+    description: Shell patterns of run directory names in O(tmp_dir).
+    type: list
+    elements: str
+    default: ["ab-*"]
+  spool_dir:
+    description: The cron spool holding one table per user (Debian's location by default).
+    type: path
+    default: /var/spool/cron/crontabs
+  min_age:
+    description: Leave leaks younger than this many seconds alone (a run still in progress).
+    type: int
+    default: 0
+  quarantine_dir:
+    description: Where removed leaks are kept, one directory per run (created 0700).
+    type: path
+    default: /var/lib/sandboxguard/quarantine
+notes:
+  - Needs root (C(become)) for other users' tables and homes.
+seealso:
+  - module: sandboxguard.boundary.leaks_info
+  - module: sandboxguard.boundary.audit_info
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would be removed and changes nothing.
+  diff_mode:
+    support: none
+    description: The report lists what was removed.
+  platform:
+    platforms: posix
+    support: full
+    description: Linux hosts.
+"""
+
+EXAMPLES = r"""
+- name: Take the agent's leftovers out of service
+  sandboxguard.boundary.leaks_remove:
+    users: [agent]
+    min_age: 3600
+  become: true
+"""
+
+RETURN = r"""
+removed:
+  description: One entry per leak taken out of service (C(kind), C(path), C(user), and C(entry) or C(quarantine)).
+  returned: always
+  type: list
+  elements: dict
+quarantine:
+  description: This run's quarantine directory.
+  returned: always
+  type: str
+counts:
+  description: Leaks removed per kind, and C(errors).
+  returned: always
+  type: dict
+errors:
+  description: What could not be removed (C(path), C(op), C(error)).
+  returned: always
+  type: list
+  elements: dict
+warnings:
+  description: Leaks that changed since they were found and were kept.
+  returned: always
+  type: list
+  elements: str
+complete:
+  description: False when something could not be removed.
+  returned: always
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks, leaks_remove
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            users=dict(type="list", elements="str"),
+            tmp_dir=dict(type="path", default=leaks.TMP_DIR),
+            tmp_patterns=dict(type="list", elements="str", default=list(leaks.DEFAULT_TMP_PATTERNS)),
+            spool_dir=dict(type="path", default=leaks.SPOOL_DIR),
+            min_age=dict(type="int", default=0),
+            quarantine_dir=dict(type="path", default=leaks_remove.DEFAULT_QUARANTINE),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    found = leaks.audit(users=as_list(p["users"]) or None, tmp_dir=p["tmp_dir"],
+                        tmp_patterns=tuple(as_list(p["tmp_patterns"])), spool_dir=p["spool_dir"], min_age=p["min_age"])
+    report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
+    for line in report["warnings"]:
+        module.warn(line)
+    if report["errors"]:
+        module.fail_json(msg="%d leak(s) could not be removed: %s" % (len(report["errors"]), "; ".join(
+            "%s: %s" % (e["path"], e["error"]) for e in report["errors"][:5])), **report)
+    module.exit_json(**report)
+
+
+if __name__ == "__main__":
+    main()
