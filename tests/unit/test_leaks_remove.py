@@ -87,3 +87,16 @@ def test_a_file_replaced_since_the_audit_is_an_error_and_stays(tmp_path):
     report = leaks_remove.remove(found, str(h["quarantine"]), crontab="")
     assert report["errors"] and report["errors"][0]["path"] == str(script) and script.exists()
     assert report["complete"] is False
+
+
+def test_the_system_spool_is_changed_through_the_crontab_program(tmp_path, monkeypatch):
+    h = host(tmp_path)
+    monkeypatch.setattr(leaks, "SPOOL_DIR", str(h["spool"]))
+    fake = tmp_path / "crontab"
+    got = tmp_path / "installed"
+    fake.write_text('#!/bin/sh\n[ "$1 $2 $3" = "-u root -" ] || exit 9\ncat > %s\n' % got)
+    os.chmod(fake, 0o755)
+    found = [f for f in audit(h)["findings"] if f["kind"] == "cron_job"]
+    report = leaks_remove.remove(found, str(h["quarantine"]), crontab=str(fake))
+    assert report["complete"], report["errors"]
+    assert got.read_text() == "MAILTO=ops\n# nightly\n", "the table without its header and the leaked jobs"

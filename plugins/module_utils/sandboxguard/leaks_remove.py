@@ -22,10 +22,9 @@ import errno
 import os
 import shutil
 import stat
-import subprocess
 import time
 
-from . import leaks
+from . import leaks, proc
 from . import report as envelope
 
 DEFAULT_QUARANTINE = "/var/lib/sandboxguard/quarantine"
@@ -89,10 +88,10 @@ def _install_table(user, path, header, kept, info, crontab):
         body = "\n".join(kept)
         if body.strip() and not body.endswith("\n"):
             body += "\n"
-        proc = subprocess.run([crontab, "-u", user, "-"], input=body.encode("utf-8", "surrogateescape"),
-                              capture_output=True, timeout=30, check=False)
-        if proc.returncode != 0:
-            raise OSError(0, "crontab -u %s - failed: %s" % (user, proc.stderr.decode(errors="replace").strip()))
+        done = proc.run([crontab, "-u", user, "-"], input=body.encode("utf-8", "surrogateescape"),
+                        capture_output=True, timeout=30)
+        if done.returncode != 0:
+            raise OSError(0, "crontab -u %s - failed: %s" % (user, done.stderr.decode(errors="replace").strip()))
         return
     _write_replacing(path, "\n".join(header + kept), info)
 
@@ -127,7 +126,7 @@ def _remove_cron_jobs(table, jobs, base, check, report, crontab):
         with open(saved, "a", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write("\n".join(removed) + "\n")
         _install_table(user, table, header, kept, info, crontab)
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, proc.subprocess.SubprocessError) as exc:
         envelope.add_error(report, table, "crontab", exc.strerror if isinstance(exc, OSError) and exc.strerror
                            else str(exc))
 
