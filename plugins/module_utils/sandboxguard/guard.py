@@ -48,6 +48,7 @@ RESCAN_INTERVAL_S = 10.0  # how often roots are re-derived (a new sandbox dir, a
 MAX_JOBS = 4  # forked walks (moved-in trees, full sweeps) at once; the rest wait
 MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over
 MAX_WALK_UP = 4096  # '..' steps before a directory counts as outside every root
+ENGINE_QUERY_TIMEOUT_S = 60.0  # a forked engine query older than this is killed and asked again
 MAX_READS_PER_POLL = 64  # 64 KiB reads of events handled before the loop looks at anything else
 FALLBACK = ("the sandbox_sweep timer (sandboxguard-sweep.timer) and the events watcher "
             "(sandboxguard watch) still strip, at lifecycle points and on the timer, not in real time")
@@ -110,13 +111,16 @@ class Guard:
     ``roots_source()`` returns (roots, refused): roots a list of (path, source) the host
     derived or the operator named (already refused paths are dropped by check_root here
     too); it is called at start and every ``rescan_interval`` seconds.
+    ``engine_source()``, when given, runs in a forked child at start and every rescan and
+    returns {"roots": [(path, source)], "error": str or None}: more roots (bind mounts on
+    other filesystems) from an engine, asked without ever blocking the event loop.
     ``emit(record)`` receives one dict per fixed file (see file_record); ``log(text)``
     one line per thing an operator should know (sweeps and why, refused roots, errors).
     Touches the system: fanotify marks, and it changes files unless ``dry_run``.
     """
 
     def __init__(self, roots_source, emit, log, dry_run=False, setuid=True, setgid=True, caps=True,
-                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0):
+                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None):
         self.roots_source = roots_source
         self.emit = emit
         self.log = log
@@ -138,6 +142,9 @@ class Guard:
                       "trees": 0, "errors": 0}
         self.options = None
         self.next_rescan = 0.0
+        self.engine_source = engine_source
+        self.engine_roots = []  # (path, source) the last engine query added
+        self.engine_said = None
 
     # -- setup ---------------------------------------------------------------------
     def open(self):
@@ -177,6 +184,7 @@ class Guard:
         Returns the roots that were queued for a full sweep.
         """
         wanted, refused = self.roots_source()
+        wanted = list(wanted) + [tuple(item) for item in self.engine_roots]
         for item in refused:
             self.log("refused root %s: %s" % (item["path"], item["reason"]))
         old, current = self.roots, {}
@@ -397,8 +405,48 @@ class Guard:
         self.log("full sweep of %s (%s)" % (", ".join(paths), reason))
         self._queue_job({"kind": "sweep", "paths": paths, "reason": reason, "read_at": None})
 
+    def start_engine_query(self):
+        """Ask the engine (engine_source) in a forked child unless a query is running; one
+        stuck longer than ENGINE_QUERY_TIMEOUT_S is killed."""
+        if self.engine_source is None:
+            return
+        for fd, job in list(self.jobs.items()):
+            if job["kind"] == "engine":
+                if time.monotonic() - job["started"] < ENGINE_QUERY_TIMEOUT_S:
+                    return
+                self.log("the engine did not answer within %g s: asking again" % ENGINE_QUERY_TIMEOUT_S)
+                self._kill_job(job)
+                del self.jobs[fd]
+                os.close(fd)
+        source = self.engine_source
+
+        def ask():
+            signal.set_wakeup_fd(-1)
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, signal.SIG_DFL)
+            return source()
+
+        pid, read_fd = stripmod._fork_json(ask)
+        os.set_blocking(read_fd, False)
+        self.jobs[read_fd] = {"kind": "engine", "paths": [], "pid": pid, "chunks": [], "started": time.monotonic(),
+                              "read_at": None, "reason": "rescan"}
+
+    def _finish_engine_query(self, answer):
+        error = answer.get("error") or answer.get("worker_error")
+        if error:
+            if self.engine_said != error:
+                self.engine_said = error
+                self.log("no engine to ask (%s): guarding the host-derived roots only; a bind mount below a root "
+                         "that is another filesystem is not guarded in real time" % error)
+            return
+        self.engine_said = None
+        roots = sorted(tuple(item) for item in answer.get("roots") or ())
+        if roots != sorted(self.engine_roots):
+            self.engine_roots = roots
+            self.refresh_roots("a container's bind mount on another filesystem below a root")
+
     def _queue_job(self, job):
-        if len(self.jobs) >= MAX_JOBS:
+        if sum(1 for j in self.jobs.values() if j["kind"] != "engine") >= MAX_JOBS:
             self.waiting.append(job)
             return
         paths, budget, dry_run, actions, setuid, setgid = (
@@ -432,7 +480,7 @@ class Guard:
         os.close(read_fd)
         os.waitpid(job["pid"], 0)
         self._finish_job(job)
-        while self.waiting and len(self.jobs) < MAX_JOBS:
+        while self.waiting and sum(1 for j in self.jobs.values() if j["kind"] != "engine") < MAX_JOBS:
             self._queue_job(self.waiting.pop(0))
 
     def _finish_job(self, job):
@@ -440,6 +488,9 @@ class Guard:
             report = json.loads(b"".join(job["chunks"]).decode() or "{}")
         except ValueError:
             report = {"worker_error": "unreadable report"}
+        if job["kind"] == "engine":
+            self._finish_engine_query(report)
+            return
         what = "%s of %s" % (job["kind"], ", ".join(job["paths"]))
         if "worker_error" in report or "counts" not in report:
             self.stats["errors"] += 1
@@ -483,6 +534,7 @@ class Guard:
             wanted = [path for path, _source in self.roots_source()[0]]
             self.log("nothing to guard yet (%s: none exists); looking again every %g s" % (
                 ", ".join(wanted) or "no roots given", self.rescan_interval))
+        self.start_engine_query()
         self.next_rescan = time.monotonic() + self.rescan_interval
 
     def poll(self, timeout, wake_fd=None):
@@ -507,6 +559,7 @@ class Guard:
                 self.read_job(fd)
         if time.monotonic() >= self.next_rescan:
             self.refresh_roots("root new or changed since the last look")
+            self.start_engine_query()
             self.next_rescan = time.monotonic() + self.rescan_interval
 
     def run(self, wake_fd=None):

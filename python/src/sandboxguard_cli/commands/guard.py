@@ -62,55 +62,43 @@ def _dev(path):
         return None
 
 
-class EngineTargets:
-    """Bind-mount sources below the derived roots that lie on another filesystem than their
-    root (a filesystem mark covers one filesystem), asked of the engine at every rescan.
+def derived_usable(homes, sandbox_dir, extra_roots):
+    profiles = {home: sandboxes.list_profile_names(home) for home in homes}
+    derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, extra_roots, profiles)
+    return sandboxes.resolve_roots(derived, os.path.realpath)
 
-    The scope rule is the sweep's (sandboxes.scope_containers: realpath below a host-derived
-    root); the engine only tells which directories are mounted, never adds a root. No SDK or
-    no engine: logged once, then the host-derived roots alone.
-    """
 
-    def __init__(self, docker_host, log):
-        self.docker_host = docker_host
-        self.log = log
-        self.client = None
-        self.said = None
-
-    def __call__(self, usable):
+def engine_source(docker_host, homes, sandbox_dir, extra_roots):
+    """For Guard(engine_source=...), run in a forked child: bind-mount sources below the
+    derived roots that lie on another filesystem than their root (a filesystem mark covers
+    one filesystem). The scope rule is the sweep's (sandboxes.scope_containers: realpath below
+    a host-derived root); the engine only tells which directories are mounted, it never adds
+    a root of its own. No SDK or no engine: {"error": why}."""
+    def ask():
         from sandboxguard import docker_engine  # noqa: PLC0415 - the SDK only when an engine is asked
+        usable = derived_usable(homes, sandbox_dir, extra_roots)[0]
+        if not usable:
+            return {"roots": []}
         try:
-            if self.client is None:
-                self.client = docker_engine.connect(self.docker_host, timeout=10)
-            inspects = docker_engine.inspect_containers(self.client, None, False)
+            client = docker_engine.connect(docker_host, timeout=10)
+            inspects = docker_engine.inspect_containers(client, None, False)
         except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
-            self.client = None
-            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            if self.said != text:
-                self.said = text
-                self.log("no engine to ask (%s): guarding the host-derived roots only; a bind mount below a root "
-                         "that is another filesystem is not guarded in real time" % text)
-            return []
-        self.said = None
-        _containers, targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)
-        extra = []
+            return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
+        targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)[1]
+        roots = []
         for target in targets:
             if _dev(target["realpath"]) not in (None, _dev(target["root"])):
-                extra.append((target["realpath"], "bind mount of %s (another filesystem)" % ", ".join(
-                    target["containers"][:3])))
-        return extra
+                roots.append([target["realpath"], "bind mount of %s (another filesystem)" % ", ".join(
+                    c[:12] for c in target["containers"][:3])])
+        return {"roots": roots}
+    return ask
 
 
-def roots_source(paths, homes, sandbox_dir, extra_roots=(), engine=None):
-    """A callable for Guard: explicit roots as given, derived roots resolved again each time,
-    and (with `engine`) bind-mount sources below them on other filesystems."""
+def roots_source(paths, homes, sandbox_dir, extra_roots=()):
+    """A callable for Guard: explicit roots as given, derived roots resolved again each time."""
     def source():
-        profiles = {home: sandboxes.list_profile_names(home) for home in homes}
-        derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, extra_roots, profiles)
-        usable, refused = sandboxes.resolve_roots(derived, os.path.realpath)
+        usable, refused = derived_usable(homes, sandbox_dir, extra_roots)
         roots = [(p, "operator") for p in paths] + [(r["realpath"], r["source"]) for r in usable]
-        if engine is not None and usable:
-            roots += engine(usable)
         return roots, refused
     return source
 
@@ -136,10 +124,10 @@ def run_guard(args):
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    engine = None if args.no_engine else EngineTargets(args.docker_host, log)
-    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir, args.root, engine), emit, log,
+    engine = None if args.no_engine else engine_source(args.docker_host, homes, args.sandbox_dir, args.root)
+    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir, args.root), emit, log,
                            dry_run=args.dry_run, caps=not args.no_caps, setuid=not args.no_setid,
-                           setgid=not args.no_setid, rescan_interval=args.rescan_interval)
+                           setgid=not args.no_setid, rescan_interval=args.rescan_interval, engine_source=engine)
     try:
         guard.open()
     except fanotify.FanotifyUnavailable as exc:
