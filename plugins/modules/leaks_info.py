@@ -155,6 +155,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.leaks import audit
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
 
 
 def main():
@@ -170,8 +171,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    users = [u.strip() for u in (p["users"] or []) if u and u.strip()]
-    report = audit(users=users or None, tmp_dir=p["tmp_dir"], tmp_patterns=tuple(p["tmp_patterns"]),
+    report = audit(users=as_list(p["users"]) or None, tmp_dir=p["tmp_dir"], tmp_patterns=tuple(as_list(p["tmp_patterns"])),
                    spool_dir=p["spool_dir"], min_age=p["min_age"])
     fail_msg = None
     if p["fail_on_leaks"] and report["leaks"]:

@@ -93,11 +93,6 @@ errors:
   returned: always
   type: list
   elements: dict
-warnings:
-  description: Leaks that changed since they were found and were kept.
-  returned: always
-  type: list
-  elements: str
 complete:
   description: False when something could not be removed.
   returned: always
@@ -106,6 +101,7 @@ complete:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks, leaks_remove
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
 
@@ -126,12 +122,7 @@ def main():
     found = leaks.audit(users=as_list(p["users"]) or None, tmp_dir=p["tmp_dir"],
                         tmp_patterns=tuple(as_list(p["tmp_patterns"])), spool_dir=p["spool_dir"], min_age=p["min_age"])
     report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
-    for line in report["warnings"]:
-        module.warn(line)
-    if report["errors"]:
-        module.fail_json(msg="%d leak(s) could not be removed: %s" % (len(report["errors"]), "; ".join(
-            "%s: %s" % (e["path"], e["error"]) for e in report["errors"][:5])), **report)
-    module.exit_json(**report)
+    exit_report(module, report, fail_msg=errors_text(report, "leak(s) could not be removed") if report["errors"] else None)
 
 
 if __name__ == "__main__":

@@ -196,3 +196,21 @@ def test_playbooks_leave_the_become_method_to_the_inventory():
     for name in ("audit.yml", "remediate.yml", "site.yml"):
         with open(os.path.join(TOP, "playbooks", name)) as f:
             assert "become_method" not in f.read(), name
+
+
+def test_audit_in_check_mode_still_writes_the_reports_and_changes_nothing(fleet):
+    rc, _out = playbook(fleet, "audit", audit_vars(fleet), "--check", limit="dirty")
+    assert rc != 0
+    assert load(fleet["reports"] / "boundary-audit.json")["hosts"]["dirty"]["status"] == "findings"
+    assert (fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell").stat().st_mode & 0o4000
+
+
+def test_site_applies_terminal_home_from_survey_strings_and_a_second_run_changes_nothing(fleet):
+    survey = {"sandboxguard_hermes_homes": str(fleet["homes"]["clean"]), "sandboxguard_agent_user": "",
+              "sandboxguard_sandbox_dir": "", "terminal_home_audit": "false"}
+    rc, out = playbook(fleet, "site", survey, "--tags", "home", limit="clean")
+    assert rc == 0, out["stats"]
+    assert out["stats"]["clean"]["changed"] > 0
+    assert "home_mode: profile" in (fleet["homes"]["clean"] / "config.yaml").read_text()
+    rc, out = playbook(fleet, "site", survey, "--tags", "home", limit="clean")
+    assert rc == 0 and out["stats"]["clean"]["changed"] == 0
