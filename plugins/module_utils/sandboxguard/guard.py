@@ -49,7 +49,9 @@ MAX_JOBS = 4  # forked walks (moved-in trees, full sweeps) at once; the rest wai
 MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over
 MAX_WALK_UP = 4096  # '..' steps before a directory counts as outside every root
 ENGINE_QUERY_TIMEOUT_S = 60.0  # a forked engine query older than this is killed and asked again
-MAX_READS_PER_POLL = 64  # 64 KiB reads of events handled before the loop looks at anything else
+MAX_READS_PER_POLL = 16  # reads of events (256 KiB each) handled before the loop looks at anything else
+READ_BYTES = 1 << 18
+COALESCE_S = 0.002  # wait this long after the fd turns readable, so a burst is read in one go
 FALLBACK = ("the sandbox_sweep timer (sandboxguard-sweep.timer) and the events watcher "
             "(sandboxguard watch) still strip, at lifecycle points and on the timer, not in real time")
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
@@ -120,7 +122,7 @@ class Guard:
     """
 
     def __init__(self, roots_source, emit, log, dry_run=False, setuid=True, setgid=True, caps=True,
-                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None):
+                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None, coalesce_s=COALESCE_S):
         self.roots_source = roots_source
         self.emit = emit
         self.log = log
@@ -143,6 +145,7 @@ class Guard:
         self.options = None
         self.next_rescan = 0.0
         self.engine_source = engine_source
+        self.coalesce_s = coalesce_s
         self.engine_roots = []  # (path, source) the last engine query added
         self.engine_said = None
 
@@ -298,10 +301,14 @@ class Guard:
     def read_batch(self):
         """Read and handle what the fanotify fd holds; returns the number of events."""
         total = 0
+        if self.coalesce_s:
+            # Let a burst gather: one read of many events costs far less than many reads of
+            # a few (measured: ~60 us of Python per batch, 3 events per batch under a build).
+            time.sleep(self.coalesce_s)
         for _read in range(MAX_READS_PER_POLL):  # then back to poll: jobs, rescans and a stop get their turn
             if self.stopping:
                 break
-            events = fanotify.read_events(self.fan_fd)
+            events = fanotify.read_events(self.fan_fd, READ_BYTES)
             if not events:
                 break
             total += len(events)
