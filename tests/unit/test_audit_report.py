@@ -152,9 +152,11 @@ def test_write_reports_writes_the_three_reports_and_one_file_per_host(tmp_path):
     assert sorted(os.listdir(tmp_path / "out" / "hosts")) == sorted(n + ".json" for n in fleet())
 
 
-def test_host_file_names_stay_inside_the_hosts_directory():
-    assert ar.host_file_name("../../etc/passwd") == "_.._etc_passwd.json"
-    assert "/" not in ar.host_file_name("a/b") and ar.host_file_name("..") == "_.json"
+def test_host_file_names_stay_inside_the_hosts_directory_and_never_collide():
+    assert ar.host_file_name("web-01.example.com") == "web-01.example.com.json"
+    for name in ("../../etc/passwd", "a/b", "..", ".hidden", "x\ny"):
+        assert "/" not in ar.host_file_name(name) and not ar.host_file_name(name).startswith(".")
+    assert ar.host_file_name("a/b") != ar.host_file_name("a_b")
 
 
 def test_merge_of_slices_is_the_report_of_the_whole_run(tmp_path):

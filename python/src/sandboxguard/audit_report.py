@@ -21,6 +21,7 @@ Hosts are ordered worst first: unreachable, findings, error, clean; then by the 
 of findings (most first) and by name.
 """
 import datetime
+import hashlib
 import html
 import json
 import os
@@ -178,9 +179,15 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._@+-]")
 
 
 def host_file_name(name):
-    """A file name for a host (the real name is inside the file)."""
-    safe = _UNSAFE_NAME.sub("_", name).lstrip(".") or "_"
-    return safe[:200] + ".json"
+    """A file name for a host (the real name is inside the file).
+
+    A name that is not safe as it is gets a hash of itself, so two such names never share
+    a file (``a/b`` and ``a_b``).
+    """
+    safe = _UNSAFE_NAME.sub("_", name).lstrip(".")[:200]
+    if safe != name:
+        safe = "%s-%s" % (safe or "_", hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10])
+    return safe + ".json"
 
 
 # --- JUnit --------------------------------------------------------------------------------
