@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build the collection tarball and run galaxy-importer on it, as Galaxy / Automation Hub would
-# on upload: offline, ansible-test off (the importer's default), ansible-lint and ansible-doc
-# on, and flake8 on (Galaxy's importer runs it; the package default is off). Fails on a
-# failed import AND on any WARNING or ERROR line: "accepted with warnings" is not clean.
+# on upload: offline, with the importer's defaults (ansible-test off, ansible-lint and
+# ansible-doc on). Then flake8 with the importer's own settings on the tarball's Python files:
+# the importer's run_flake8 (off by default) would also feed the sidecar filter docs
+# (plugins/filter/*.yml) to flake8 as Python and report E999 for them. Fails on a failed
+# import AND on any WARNING or ERROR line: "accepted with warnings" is not clean.
 #
 #   tools/galaxy-importer.sh                 # build from this checkout, then import
 #   tools/galaxy-importer.sh PATH.tar.gz     # import a tarball you built
@@ -34,7 +36,7 @@ run_ansible_test = False
 run_ansible_lint = True
 offline_ansible_lint = True
 run_ansible_doc = True
-run_flake8 = True
+run_flake8 = False
 check_changelog = True
 CFG
 # The importer's ansible-lint and ansible-doc must see only the tarball: no checkout, no
@@ -53,6 +55,13 @@ if [ "$rc" -ne 0 ]; then
   log "galaxy-importer failed (exit $rc)"
   exit 1
 fi
+# flake8 as the importer runs it (galaxy_importer/constants.py FLAKE8_*), on the Python files only
+mkdir -p "$tmp/unpacked"
+tar -xzf "$tarball" -C "$tmp/unpacked"
+flake8_args=$("$venv/bin/python" -c 'from galaxy_importer import constants as c; print(c.FLAKE8_IGNORE_ERRORS, c.FLAKE8_SELECT_ERRORS, c.FLAKE8_MAX_LINE_LENGTH)')
+read -r ignore select length <<<"$flake8_args"
+(cd "$tmp/unpacked" && find plugins -name '*.py' -print0 | sort -z | xargs -0 -r "$venv/bin/flake8" --exit-zero --isolated \
+  --extend-ignore "$ignore" --select "$select" --max-line-length "$length" --) | sed 's/^/WARNING: /' | tee -a "$work/import.log"
 if grep -qE '^(WARNING|ERROR)' "$work/import.log"; then
   log "galaxy-importer accepted the tarball with $(grep -cE '^(WARNING|ERROR)' "$work/import.log") warning(s)/error(s) (above): fix them"
   exit 1

@@ -91,12 +91,13 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("boundary_audit_report_dir %s: %s; pick a directory the controller user can "
                                     "write" % (report_dir, exc.strerror or exc)) from None
         summary = report["summary"]
+        errors_only = summary["hosts_error"] - summary["hosts_unreachable"]
         result.update(
             changed=False, report_dir=report_dir, files=written, summary=summary,
             stats=audit_report.stats(summary),
             gate=audit_report.gate(summary, fail_on_findings, fail_on_errors),
             hosts={name: record["status"] for name, record in report["hosts"].items()},
             msg="%d host(s): %d with findings, %d error, %d unreachable, %d clean; reports in %s" % (
-                summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"] -
-                summary["hosts_unreachable"], summary["hosts_unreachable"], summary["hosts_clean"], report_dir))
+                summary["hosts_total"], summary["hosts_with_findings"], errors_only,
+                summary["hosts_unreachable"], summary["hosts_clean"], report_dir))
         return result

@@ -116,8 +116,8 @@ def check_hermes_home(hermes_home):
     if not isinstance(hermes_home, str) or not hermes_home.startswith("/"):
         raise FetchError("remote Hermes home %r must be an absolute path such as /home/agent/.hermes"
                          % (hermes_home,))
-    if (_CONTROL.search(hermes_home) or posixpath.normpath(hermes_home) != hermes_home
-            or hermes_home.startswith("//")):
+    not_normal = posixpath.normpath(hermes_home) != hermes_home or hermes_home.startswith("//")
+    if _CONTROL.search(hermes_home) or not_normal:
         raise FetchError("remote Hermes home %r must be a normalised path (no '.', '..', '//' or trailing '/')"
                          % (hermes_home,))
     if hermes_home == "/":

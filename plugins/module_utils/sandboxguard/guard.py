@@ -42,8 +42,8 @@ from . import fanotify
 from . import strip as stripmod
 from .roots import RootRefused, check_root
 
-WATCH_MASK = (fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
-              | fanotify.FAN_ONDIR | fanotify.FAN_EVENT_ON_CHILD)
+_WATCH_FILES = fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
+WATCH_MASK = _WATCH_FILES | fanotify.FAN_ONDIR | fanotify.FAN_EVENT_ON_CHILD
 RESCAN_INTERVAL_S = 10.0  # how often roots are re-derived (a new sandbox dir, a remount)
 MAX_JOBS = 4  # forked walks (moved-in trees, full sweeps) at once; the rest wait
 MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over

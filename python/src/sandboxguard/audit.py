@@ -327,4 +327,3 @@ def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_di
                                     errors=[_error(name, "", str(exc))])
         results[name]["elapsed"] = round(time.monotonic() - began, 3)
     return audit_report.host_record(results, elapsed=round(time.monotonic() - started, 3))
-

@@ -335,8 +335,8 @@ def _fix_at(dir_fd, name, opts, path, expected, cap_bits):
     fd = os.open(name, _PATH_FLAGS, dir_fd=dir_fd)
     try:
         fst = os.fstat(fd)
-        if expected is not None and (not stat.S_ISREG(fst.st_mode)
-                                     or (fst.st_dev, fst.st_ino) != tuple(expected)):
+        replaced = expected is not None and (fst.st_dev, fst.st_ino) != tuple(expected)
+        if (expected is not None and not stat.S_ISREG(fst.st_mode)) or replaced:
             raise ChangedUnderUs("replaced (not the inode scanned); left alone")
         if not stat.S_ISREG(fst.st_mode):
             return None, False

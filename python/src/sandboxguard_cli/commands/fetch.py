@@ -40,8 +40,8 @@ def register(subparsers):
     where.add_argument("--docker", metavar="CONTAINER",
                        help="the sandbox is a running container (needs the Docker SDK)")
     where.add_argument("--local", action="store_true", help="the sandbox is this machine (sh runs locally)")
-    parser.add_argument("src", metavar="SRC", help="absolute, normalised path of the file inside the sandbox "
-                                                  "(or ~/PATH with --remote-home)")
+    src_help = "absolute, normalised path of the file inside the sandbox (or ~/PATH with --remote-home)"
+    parser.add_argument("src", metavar="SRC", help=src_help)
     parser.add_argument("--dest", required=True, metavar="DIR", help="existing directory the file lands in")
     parser.add_argument("--name", metavar="NAME", help="file name in DIR (default: the basename of SRC, made safe)")
     parser.add_argument("--max-bytes", default=str(fetchlib.DEFAULT_MAX_BYTES), metavar="SIZE",
