@@ -42,7 +42,7 @@ options:
     description: Sandbox profile to probe; C(network) shares the host network, the others keep loopback only.
     type: str
     choices: [restricted, workspace, network]
-    default: workspace
+    default: network
   checks:
     description:
       - Isolation checks to run inside the sandbox; by default all of them.
@@ -51,9 +51,15 @@ options:
     type: list
     elements: str
     choices: [user_namespace, root_readonly, tmp_fresh, pid_private, network_loopback_only,
-              credentials_hidden, run_user_empty, docker_socket_masked, rlimit_as, rlimit_cpu]
+              credentials_hidden, run_user_empty, docker_socket_masked, rlimit_as, rlimit_cpu, rlimit_nproc]
   limits:
-    description: Resource limits applied with prlimit, as the backend does; 0 disables one.
+    description:
+      - Resource limits applied with prlimit, as the backend does; 0 disables one, and with all three 0
+        there is no prlimit at all.
+      - Memory and CPU time are set in front of bwrap; the process limit is set inside the sandbox, after
+        bwrap made its user namespace, where the kernel counts the sandbox's processes alone (Linux 5.14 and
+        later; on an older kernel it is not applied, with a warning). Set in front of bwrap it would count
+        every process of the agent's uid on the host and fail a busy account's sandbox.
     type: dict
     suboptions:
       memory_mb:
@@ -65,7 +71,8 @@ options:
         type: int
         default: 30
       max_procs:
-        description: Processes per user (RLIMIT_NPROC).
+        description: Processes and threads the command may add inside the sandbox (RLIMIT_NPROC, set to
+          this plus 2 for bwrap's init and the shell).
         type: int
         default: 256
   timeout:
@@ -82,7 +89,15 @@ options:
     description:
       - Hermes bubblewrap plugin settings (C(plugins.entries.bubblewrap.settings)) to validate the way the
         backend will; returned normalised in RV(plugin_settings). Nothing is written.
+      - C(~) in a bind is the agent user's home; a bind source that is, lies under or resolves into a
+        hidden path, or contains one while bound elsewhere, is dropped with a warning.
     type: dict
+  hermes_home:
+    description:
+      - The agent's C(HERMES_HOME) when it is not C(~/.hermes). The backend hides it as it hides
+        C(~/.hermes); the probe checks it is hidden, and binds into it are dropped.
+    type: path
+    version_added: 0.1.0
 notes:
   - The module runs C(bwrap --version) and the sandbox; it needs Python 3.9 or later on the target.
   - Inside a Docker container the sandbox needs C(--security-opt seccomp=unconfined) (the default seccomp
@@ -276,6 +291,7 @@ def main():
             "timeout": {"type": "float", "default": float(bwrapmod.DEFAULT_TIMEOUT_S)},
             "require_pass": {"type": "bool", "default": False, "no_log": False},
             "plugin_settings": {"type": "dict"},
+            "hermes_home": {"type": "path"},
         },
         supports_check_mode=True,
     )
@@ -287,7 +303,7 @@ def main():
         module.fail_json(msg="limits must be 0 (disabled) or more: %s" % limits)
     who = bwrapmod.resolve_probe_user(params["user"])
     if "error" in who:
-        fix = "set user to the agent user" if os.geteuid() == 0 else "connect as that user or use become"
+        fix = "set the user option to the agent user" if os.geteuid() == 0 else "connect as that user or use become"
         module.fail_json(msg="user %s: %s (%s)" % (params["user"] or "(unset)", who["message"], fix),
                          reason=who["error"], remediation="agent_user")
     if params["bwrap"] and bwrapmod.find_bwrap(params["bwrap"]) is None:
@@ -295,7 +311,7 @@ def main():
 
     report = bwrapmod.probe(user=params["user"], min_version=params["min_version"], checks=params["checks"],
                             profile=params["profile"], limits=limits, bwrap=params["bwrap"],
-                            timeout=params["timeout"])
+                            timeout=params["timeout"], hermes_home=params["hermes_home"])
     path = report["bwrap"]["path"]
     try:
         report["apparmor_profile"] = bwrapmod.apparmor_profile(os.path.realpath(path)) if path else None
@@ -304,7 +320,8 @@ def main():
         report["warnings"].append("no AppArmor profile can name %s: %s" % (path, exc))
     if params["plugin_settings"] is not None:
         home = report["user"]["home"] if report["user"] else None
-        report["plugin_settings"] = validate_plugin_settings(params["plugin_settings"], home=home)
+        report["plugin_settings"] = validate_plugin_settings(params["plugin_settings"], home=home,
+                                                             hermes_home=params["hermes_home"])
         report["warnings"].extend(report["plugin_settings"]["warnings"])
     # Ansible returns module.warn() messages as `warnings` and shows them.
     for warning in report.pop("warnings"):

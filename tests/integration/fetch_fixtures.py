@@ -43,25 +43,51 @@ def free_port():
         return sock.getsockname()[1]
 
 
+def _replace_with_dir(path, mode, owner):
+    """Make ``path`` a real directory of ``owner`` with ``mode``, whatever was there (a file, a symlink)."""
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+        os.unlink(path)
+    os.makedirs(path, exist_ok=True)
+    os.chown(path, owner.pw_uid, owner.pw_gid)
+    os.chmod(path, mode)
+
+
+def _replace_with_file(path, data, mode, owner):
+    """Write ``path`` afresh as a regular file of ``owner`` (never through a leftover symlink)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chown(path, owner.pw_uid, owner.pw_gid)
+    os.chmod(path, mode)
+
+
 def ensure_ssh_user():
-    """Create the test user once; return its passwd entry."""
+    """Put the test user in the state the tests rely on, whatever the machine holds; return its entry.
+
+    A CI machine may carry a ``sgfetch`` from an older run or another tool: made by ``useradd``
+    without ``-s`` (shell ``/bin/sh``, so the hostile ``.bashrc`` never runs), locked (``!``),
+    expired, without its home, or with a home, ``.ssh`` or key that is a symlink, a file or
+    group-writable. Every property the tests use is set here each time, not only on creation:
+    login shell ``/bin/bash``, password ``*`` (not locked, no password login), no expiry, a
+    home directory of its own (mode 0755), ``~/.ssh`` a real 0700 directory, the marker key
+    and the hostile ``~/.bashrc`` written afresh.
+    """
     try:
-        entry = pwd.getpwnam(SSH_USER)
+        pwd.getpwnam(SSH_USER)
     except KeyError:
         subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", SSH_USER], check=True)
-        entry = pwd.getpwnam(SSH_USER)
-    subprocess.run(["usermod", "-p", "*", SSH_USER], check=True)
+    subprocess.run(["usermod", "--shell", "/bin/bash", "--password", "*", SSH_USER], check=True)
+    subprocess.run(["chage", "--expiredate", "-1", "--inactive", "-1", "--maxdays", "-1", SSH_USER], check=True)
+    entry = pwd.getpwnam(SSH_USER)
     home = entry.pw_dir
-    os.makedirs(os.path.join(home, ".ssh"), exist_ok=True)
-    key = os.path.join(home, ".ssh", "id_rsa")
-    with open(key, "wb") as handle:
-        handle.write(SECRET)
-    with open(os.path.join(home, ".bashrc"), "w") as handle:
-        handle.write(HOSTILE_BASHRC)
-    for path in (home, os.path.join(home, ".ssh"), key, os.path.join(home, ".bashrc")):
-        os.chown(path, entry.pw_uid, entry.pw_gid)
-    os.chmod(os.path.join(home, ".ssh"), 0o700)
-    os.chmod(key, 0o600)
+    _replace_with_dir(home, 0o755, entry)
+    _replace_with_dir(os.path.join(home, ".ssh"), 0o700, entry)
+    _replace_with_file(os.path.join(home, ".ssh", "id_rsa"), SECRET, 0o600, entry)
+    _replace_with_file(os.path.join(home, ".bashrc"), HOSTILE_BASHRC.encode(), 0o644, entry)
     return entry
 
 

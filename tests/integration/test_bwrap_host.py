@@ -92,9 +92,45 @@ def test_built_bwrap_passes_the_probe_as_the_agent_user(passing_report):
 def test_every_isolation_check_is_green_on_this_host(passing_report):
     statuses = {check["name"]: check["status"] for check in passing_report["isolation"]}
     expected = {name: "pass" for name in bwrap.ISOLATION_CHECKS}
+    expected["network_loopback_only"] = "skipped"  # the default profile, network, shares the host network
     if not bwrap.existing_docker_sockets():
         expected["docker_socket_masked"] = "skipped"  # only when no engine runs here
     assert statuses == expected, passing_report["isolation"]
+
+
+def test_the_workspace_profile_keeps_loopback_only(built_bwrap, agent):
+    done = cli("--user", AGENT, "--bwrap", built_bwrap, "--json", "--profile", "workspace",
+               "--check", "network_loopback_only")
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, report
+    assert [c["status"] for c in report["isolation"]] == ["pass"]
+
+
+def test_the_process_limit_is_set_inside_the_sandbox_and_counts_it_alone(built_bwrap, agent):
+    # 60 processes of the agent's uid on the host, a limit of 20: in front of bwrap RLIMIT_NPROC
+    # would count the 60 and bwrap could not even fork; set inside it counts the sandbox alone.
+    busy = [subprocess.Popen(["sleep", "120"], user=agent.pw_uid, group=agent.pw_gid) for _ in range(60)]
+    try:
+        report = bwrap.probe(user=AGENT, bwrap=built_bwrap, limits={"max_procs": 20},
+                             checks=["user_namespace", "rlimit_nproc"])
+    finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
+    assert report["ok"] is True, report
+    assert report["process_limit_scoped"] is True
+    statuses = {c["name"]: (c["status"], c["detail"]) for c in report["isolation"]}
+    assert statuses["rlimit_nproc"] == ("pass", "max processes is %d" % (20 + bwrap.SANDBOX_BASE_PROCESSES))
+    argv = report["probe"]["argv"]
+    assert not any(a.startswith("--nproc") for a in argv[:argv.index(built_bwrap)])
+
+
+def test_every_limit_zero_runs_no_prlimit(built_bwrap, agent):
+    report = bwrap.probe(user=AGENT, bwrap=built_bwrap, limits={"memory_mb": 0, "cpu_seconds": 0, "max_procs": 0},
+                         checks=["user_namespace", "rlimit_as", "rlimit_cpu", "rlimit_nproc"])
+    assert report["ok"] is True, report
+    assert not any("prlimit" in a for a in report["probe"]["argv"])
+    assert [c["status"] for c in report["isolation"]] == ["pass", "skipped", "skipped", "skipped"]
 
 
 def test_credential_stores_of_the_agent_are_the_ones_checked(passing_report, agent):
@@ -118,7 +154,9 @@ def test_the_sandbox_runs_as_the_agent_user_not_root(built_bwrap, agent):
         done = cli("--user", AGENT, "--bwrap", wrapper, "--json", "--check", "user_namespace")
         assert done.returncode == 0, done.stdout + done.stderr
         with open(log) as handle:
-            assert handle.read().split() == [str(agent.pw_uid)]
+            uids = handle.read().split()
+        # The scoped process-limit probe and the sandbox itself: both as the agent user.
+        assert uids and set(uids) == {str(agent.pw_uid)}
     finally:
         shutil.rmtree(workdir)
 
@@ -130,7 +168,9 @@ def test_debian_12_bwrap_fails_the_version_check_with_the_minimum_named(agent):
     assert report["reason"] == "version-too-old"
     assert report["message"] == "bwrap 0.8.0 at /usr/bin/bwrap is older than the minimum 0.9.0"
     assert report["remediation"] == "install"
-    assert "bwrap_install_method" in report["remediation_text"]
+    # The library names the fix in its own terms; the role adds its variable names (issue 11 item 7).
+    assert "upstream release tarball" in report["remediation_text"]
+    assert "bwrap_" not in report["remediation_text"]
 
 
 def test_debian_12_bwrap_human_output_names_the_fix(agent):

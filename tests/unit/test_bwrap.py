@@ -297,7 +297,7 @@ def test_a_missing_bwrap_is_reported_with_the_install_remedy(tmp_path):
 
 
 def test_sandbox_argv_is_the_real_invocation():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", home="/home/agent", run_user="/run/user/1000")
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", home="/home/agent", run_user="/run/user/1000", profile="workspace")
     joined = " ".join(argv)
     for part in ("--unshare-all --unshare-user", "--die-with-parent", "--new-session", "--ro-bind / /",
                  "--proc /proc", "--dev /dev", "--tmpfs /tmp", "--tmpfs /run/user/1000"):
@@ -318,8 +318,68 @@ def test_an_unknown_profile_is_refused():
 def test_prlimit_applies_the_limits_before_bwrap():
     argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
                               limits={"memory_mb": 256, "cpu_seconds": 30, "max_procs": 0})
-    assert argv[:4] == ["/usr/bin/prlimit", "--as=268435456", "--cpu=30", "--"]
-    assert argv[4] == "/usr/bin/bwrap"
+    # prlimit stops at the first non-option: bwrap follows with no separator (as in Hermes).
+    assert argv[:4] == ["/usr/bin/prlimit", "--as=268435456", "--cpu=30", "/usr/bin/bwrap"]
+    assert argv[-2:] == ["--", "/bin/true"]
+
+
+def test_memory_and_cpu_are_limited_outside_and_the_process_limit_inside():
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=bwrap.DEFAULT_LIMITS)
+    bwrap_at = argv.index("/usr/bin/bwrap")
+    assert argv[:bwrap_at] == ["/usr/bin/prlimit", "--as=%d" % (256 * 1024 * 1024), "--cpu=30"]
+    assert not any(a.startswith("--nproc") for a in argv[:bwrap_at])
+    # After bwrap's own separator: the process limit (max_procs plus bwrap's init and the shell), then the command.
+    assert argv[-4:] == ["--", "/usr/bin/prlimit", "--nproc=%d" % (256 + bwrap.SANDBOX_BASE_PROCESSES), "/bin/true"]
+    assert bwrap.SANDBOX_BASE_PROCESSES == 2
+
+
+def test_only_the_process_limit_gives_no_prlimit_in_front_of_bwrap():
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
+                              limits={"memory_mb": 0, "cpu_seconds": 0, "max_procs": 20})
+    assert argv[0] == "/usr/bin/bwrap"
+    assert argv[-4:] == ["--", "/usr/bin/prlimit", "--nproc=22", "/bin/true"]
+
+
+def test_every_limit_zero_gives_no_prlimit_at_all():
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
+                              limits={"memory_mb": 0, "cpu_seconds": 0, "max_procs": 0})
+    assert "/usr/bin/prlimit" not in argv
+    assert argv[0] == "/usr/bin/bwrap" and argv[-2:] == ["--", "/bin/true"]
+
+
+@pytest.mark.parametrize("key", ["memory_mb", "cpu_seconds", "max_procs"])
+def test_zero_leaves_that_limit_out(key):
+    limits = dict(bwrap.DEFAULT_LIMITS, **{key: 0})
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=limits)
+    options = [a for a in argv if a.startswith(("--as=", "--cpu=", "--nproc="))]
+    assert len(options) == 2
+    assert not any(a.startswith({"memory_mb": "--as=", "cpu_seconds": "--cpu=", "max_procs": "--nproc="}[key])
+                   for a in options)
+
+
+def test_a_kernel_that_does_not_scope_the_process_limit_gets_none():
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=bwrap.DEFAULT_LIMITS,
+                              nproc_inside=False)
+    assert not any(a.startswith("--nproc") for a in argv)
+    assert argv[-2:] == ["--", "/bin/true"]
+
+
+def test_limits_are_clamped_to_the_inherited_hard_limits():
+    hard = {"as": 100 * 1024 * 1024, "cpu": 7, "nproc": 20}
+    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=bwrap.DEFAULT_LIMITS,
+                              hard_limits=hard)
+    assert argv[:3] == ["/usr/bin/prlimit", "--as=%d" % (100 * 1024 * 1024), "--cpu=7"]
+    assert "--nproc=20" in argv
+    unlimited = {"as": -1, "cpu": -1, "nproc": -1}
+    assert "--cpu=30" in bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/p", hard_limits=unlimited)
+
+
+def test_the_nproc_check_expects_max_procs_plus_the_wrapper_processes(tmp_path):
+    plan = _plan(tmp_path)
+    assert plan["rlimit_nproc"] == {"value": 256 + bwrap.SANDBOX_BASE_PROCESSES}
+    assert "Max processes" in bwrap.isolation_script({"rlimit_nproc": plan["rlimit_nproc"]})
+    plan = _plan(tmp_path, nproc_scoped=False)
+    assert "not applied" in plan["rlimit_nproc"]
 
 
 def test_hidden_files_and_docker_socket_become_empty_files_from_the_fd():
@@ -528,3 +588,13 @@ def test_a_probe_on_ubuntu_2404_reports_userns_restricted_and_the_apparmor_remed
     assert "AppArmor profile for %s" % ubuntu_bwrap in report["remediation_text"]
     assert report["sysctl_fix"] == ["kernel.apparmor_restrict_unprivileged_userns=0"]
     assert {check["status"] for check in report["isolation"]} == {"not_run"}
+
+
+def test_library_messages_name_no_role_variable():
+    # Arrows point down (issue 11 item 7): the library says what is wrong and what fixes it in
+    # its own terms; the role (roles/bwrap/vars/main.yml bwrap_remediation_hints) adds its variables.
+    for table in (bwrap.REMEDIATIONS, bwrap.REASON_MESSAGES):
+        for key, text in table.items():
+            assert "bwrap_" not in text and "role bwrap" not in text, key
+    for key in bwrap.REMEDIATIONS:
+        assert "bwrap_" not in bwrap.remediation_text(key, {}, "/usr/bin/bwrap"), key

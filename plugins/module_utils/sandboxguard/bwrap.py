@@ -29,7 +29,8 @@ from .container import detect_container
 
 DEFAULT_MIN_VERSION = "0.9.0"
 DEFAULT_TIMEOUT_S = 20
-DEFAULT_PROFILE = "workspace"
+# Seed 004's profile table and Hermes' tests: network is the default.
+DEFAULT_PROFILE = "network"
 PROFILES = ("restricted", "workspace", "network")
 # Seed 004's defaults for the per-command resource limits (0 disables a limit).
 DEFAULT_LIMITS = {"memory_mb": 256, "cpu_seconds": 30, "max_procs": 256}
@@ -40,23 +41,27 @@ APPARMOR_PROFILE_NAME = "sandboxguard-bwrap"
 # Every check the probe can run inside the sandbox, in report order.
 ISOLATION_CHECKS = (
     "user_namespace", "root_readonly", "tmp_fresh", "pid_private", "network_loopback_only",
-    "credentials_hidden", "run_user_empty", "docker_socket_masked", "rlimit_as", "rlimit_cpu",
+    "credentials_hidden", "run_user_empty", "docker_socket_masked", "rlimit_as", "rlimit_cpu", "rlimit_nproc",
 )
+# /proc/self/limits label and the field (space-separated, after squeezing) of the soft limit.
+_LIMIT_LINES = {"rlimit_as": ("Max address space", 4), "rlimit_cpu": ("Max cpu time", 4),
+                "rlimit_nproc": ("Max processes", 3)}
 
 # ---------------------------------------------------------------------------
 # Reasons and remediations
 # ---------------------------------------------------------------------------
 
+# What fixes each problem, in library terms: the caller that has its own knobs (the role's
+# variables, the module's options, the CLI's flags) adds their names in its own messages.
 REMEDIATIONS = {
     "none": "nothing to do",
-    "install": "install bubblewrap >= {min_version} (role bwrap: bwrap_install_method 'source' with an upstream "
-               "release tarball, or 'package' from a repository that carries it)",
+    "install": "install bubblewrap >= {min_version}: build an upstream release tarball (meson and ninja) or "
+               "install a package from a repository that carries that version",
     "install_prlimit": "install util-linux, which provides prlimit",
-    "apparmor_profile": "load an AppArmor profile for {bwrap} that grants 'userns' (role bwrap: "
-                        "bwrap_userns_remediation 'apparmor_profile'), or host-wide: "
+    "apparmor_profile": "load an AppArmor profile for {bwrap} that grants 'userns' (the report's apparmor_profile "
+                        "text, in /etc/apparmor.d, loaded with apparmor_parser -r), or host-wide: "
                         "sysctl kernel.apparmor_restrict_unprivileged_userns=0",
-    "sysctl": "enable unprivileged user namespaces host-wide (role bwrap: bwrap_userns_remediation 'sysctl'): "
-              "{sysctl}",
+    "sysctl": "enable unprivileged user namespaces host-wide: {sysctl}",
     "container_options": "inside a container, start it with --security-opt seccomp=unconfined "
                          "--security-opt systempaths=unconfined (Docker's default seccomp profile blocks "
                          "namespace creation and Docker masks /proc paths bwrap mounts over), "
@@ -65,7 +70,7 @@ REMEDIATIONS = {
                      "user namespaces instead",
     "setuid": "the kernel has no user namespaces: install a setuid bwrap built with -Dsupport_setuid=true, "
               "or use a kernel with CONFIG_USER_NS",
-    "agent_user": "probe as the unprivileged agent user (user option / --user / bwrap_agent_user), never as root",
+    "agent_user": "probe as the unprivileged user the agent runs as, never as root",
     "investigate": "read the probe's stderr; no known cause matched",
 }
 
@@ -335,24 +340,67 @@ def remediation_text(remediation, facts=None, bwrap_path=None, min_version=DEFAU
 # The sandbox invocation and the isolation checks run inside it
 # ---------------------------------------------------------------------------
 
-def prlimit_args(limits):
-    """prlimit options for seed 004's limits; 0 disables one. Pure."""
+# bwrap's pid-1 init and the shell that runs the command live beside the command for its
+# whole run and count against the process limit set inside, so they come on top of
+# max_procs (Hermes: SANDBOX_BASE_PROCESSES in tools/environments/bubblewrap.py).
+SANDBOX_BASE_PROCESSES = 2
+
+
+def _limit_int(limits, key):
+    return int((limits or {}).get(key, 0) or 0)
+
+
+def _clamp(value, hard):
+    """A value above an inherited hard limit is clamped to it: raising one needs CAP_SYS_RESOURCE."""
+    return value if hard is None or hard < 0 else min(value, hard)
+
+
+def prlimit_args(limits, hard_limits=None):
+    """prlimit options set in front of bwrap: memory (RLIMIT_AS) and CPU time (RLIMIT_CPU). Pure.
+
+    These are per process and hold inside the sandbox as they do outside. 0 disables one;
+    ``hard_limits`` ({"as": n, "cpu": n}, -1 or None for unlimited) clamps each value.
+    """
+    hard_limits = hard_limits or {}
     args = []
-    memory_mb = int(limits.get("memory_mb", 0) or 0)
-    cpu_seconds = int(limits.get("cpu_seconds", 0) or 0)
-    max_procs = int(limits.get("max_procs", 0) or 0)
+    memory_mb = _limit_int(limits, "memory_mb")
+    cpu_seconds = _limit_int(limits, "cpu_seconds")
     if memory_mb > 0:
-        args.append("--as=%d" % (memory_mb * 1024 * 1024))
+        args.append("--as=%d" % _clamp(memory_mb * 1024 * 1024, hard_limits.get("as")))
     if cpu_seconds > 0:
-        args.append("--cpu=%d" % cpu_seconds)
-    if max_procs > 0:
-        args.append("--nproc=%d" % max_procs)
+        args.append("--cpu=%d" % _clamp(cpu_seconds, hard_limits.get("cpu")))
     return args
+
+
+def nproc_args(limits, hard_limits=None):
+    """prlimit options set inside the sandbox, after bwrap made its user namespace: the process limit. Pure.
+
+    The kernel counts RLIMIT_NPROC per user and per user namespace (Linux 5.14+). Set in
+    front of bwrap it is compared with every process and thread the agent's uid runs on
+    the host, so on a busy account bwrap fails with a spurious namespace error; set inside,
+    it counts the sandbox alone (Hermes does the same). max_procs plus
+    ``SANDBOX_BASE_PROCESSES``; 0 disables it.
+    """
+    max_procs = _limit_int(limits, "max_procs")
+    if max_procs <= 0:
+        return []
+    return ["--nproc=%d" % _clamp(max_procs + SANDBOX_BASE_PROCESSES, (hard_limits or {}).get("nproc"))]
+
+
+def inherited_hard_limits():
+    """This process's hard limits for AS, CPU and NPROC (effectful: getrlimit), -1 for unlimited."""
+    import resource  # noqa: PLC0415  (Unix only; imported where used)
+
+    found = {}
+    for key, res in (("as", resource.RLIMIT_AS), ("cpu", resource.RLIMIT_CPU), ("nproc", resource.RLIMIT_NPROC)):
+        hard = resource.getrlimit(res)[1]
+        found[key] = -1 if hard == resource.RLIM_INFINITY else hard
+    return found
 
 
 def sandbox_argv(bwrap_path, *, home=None, run_user=None, profile=DEFAULT_PROFILE, prlimit_path=None,
                  limits=None, hidden_dirs=(), hidden_files=(), masked_sockets=(), empty_fds=(),
-                 command=("/bin/true",)):
+                 command=("/bin/true",), hard_limits=None, nproc_inside=True):
     """The argv of the real invocation, the way the backend starts a command. Pure.
 
     ``--unshare-all`` plus an explicit ``--unshare-user`` (``--unshare-all`` only
@@ -361,12 +409,21 @@ def sandbox_argv(bwrap_path, *, home=None, run_user=None, profile=DEFAULT_PROFIL
     empty file read from ``empty_fds`` (``--ro-bind-data``, one fd per path: bwrap closes
     each fd after reading it); ``run_user`` (/run/user/<uid>,
     when it exists on the host: the root is read-only, so a mount point must exist) is a tmpfs.
+
+    The limits as Hermes applies them: ``prlimit --as --cpu`` in front of bwrap (prlimit
+    stops parsing at the first non-option, so bwrap follows with no separator), and
+    ``prlimit --nproc`` inside, after bwrap's ``--`` and before the command
+    (``nproc_inside=False`` leaves it out, for a kernel that does not count it per
+    namespace). With every limit 0 there is no prlimit at all.
     """
     if profile not in PROFILES:
         raise ValueError("profile %r is not one of %s" % (profile, ", ".join(PROFILES)))
+    limits = DEFAULT_LIMITS if limits is None else limits
     argv = []
-    if prlimit_path:
-        argv += [prlimit_path, *prlimit_args(limits or DEFAULT_LIMITS), "--"]
+    outside = prlimit_args(limits, hard_limits) if prlimit_path else []
+    inside = nproc_args(limits, hard_limits) if prlimit_path and nproc_inside else []
+    if outside:
+        argv += [prlimit_path, *outside]
     argv += [bwrap_path, "--unshare-all", "--unshare-user"]
     if profile == "network":
         argv.append("--share-net")
@@ -384,7 +441,7 @@ def sandbox_argv(bwrap_path, *, home=None, run_user=None, profile=DEFAULT_PROFIL
             argv += ["--ro-bind-data", str(fd), path]
     if home:
         argv += ["--setenv", "HOME", home]
-    argv += ["--", *command]
+    argv += ["--", *([prlimit_path, *inside] if inside else []), *command]
     return argv
 
 
@@ -450,11 +507,12 @@ def isolation_script(plan):
                 quoted = shlex.quote(path)
                 lines.append(_sh_check(name, "[ -f %s ] && [ ! -S %s ] && [ ! -s %s ]" % (quoted, quoted, quoted),
                                        "%s is an empty file" % path, "%s is still a socket" % path))
-        elif name in ("rlimit_as", "rlimit_cpu"):
-            label = "Max address space" if name == "rlimit_as" else "Max cpu time"
+        elif name in _LIMIT_LINES:
+            label, field = _LIMIT_LINES[name]
             lines.append(_sh_check(
                 name,
-                "[ \"$(grep '^%s' /proc/self/limits | tr -s ' ' | cut -d' ' -f4)\" = '%d' ]" % (label, spec["value"]),
+                "[ \"$(grep '^%s' /proc/self/limits | tr -s ' ' | cut -d' ' -f%d)\" = '%d' ]"
+                % (label, field, spec["value"]),
                 "%s is %d" % (label.lower(), spec["value"]), "%s is not %d" % (label.lower(), spec["value"])))
     lines.append("echo SG-END\n")
     return "".join(lines)
@@ -496,7 +554,8 @@ def parse_isolation_output(stdout, plan, not_run_reason=None):
 
 
 def plan_isolation_checks(*, home, uid, profile, limits, prlimit_path, host_pid, marker, nonce, checks=None,
-                          root="/", hidden_dirs=(), hidden_files=(), masked_sockets=()):
+                          root="/", hidden_dirs=(), hidden_files=(), masked_sockets=(), hard_limits=None,
+                          nproc_scoped=True):
     """Decide what each check tests, or why it cannot run (a string). Reads only under ``root``."""
     wanted = ISOLATION_CHECKS if checks is None else tuple(checks)
     unknown = [c for c in wanted if c not in ISOLATION_CHECKS]
@@ -537,16 +596,28 @@ def plan_isolation_checks(*, home, uid, profile, limits, prlimit_path, host_pid,
                 plan[name] = {"paths": list(masked_sockets)}
             else:
                 plan[name] = "no docker socket exists on the host"
-        elif name in ("rlimit_as", "rlimit_cpu"):
-            key = "memory_mb" if name == "rlimit_as" else "cpu_seconds"
-            value = int(limits.get(key, 0) or 0)
-            if not prlimit_path:
-                plan[name] = "prlimit was not found, so no limit is applied"
-            elif value <= 0:
-                plan[name] = "%s is 0 (limit disabled)" % key
-            else:
-                plan[name] = {"value": value * 1024 * 1024 if name == "rlimit_as" else value}
+        elif name in _LIMIT_LINES:
+            plan[name] = _plan_limit(name, limits, prlimit_path, hard_limits, nproc_scoped)
     return plan
+
+
+def _plan_limit(name, limits, prlimit_path, hard_limits, nproc_scoped):
+    """The value /proc/self/limits must show inside the sandbox for one limit check, or why it cannot run."""
+    key = {"rlimit_as": "memory_mb", "rlimit_cpu": "cpu_seconds", "rlimit_nproc": "max_procs"}[name]
+    value = _limit_int(limits, key)
+    hard = hard_limits or {}
+    if not prlimit_path:
+        return "prlimit was not found, so no limit is applied"
+    if value <= 0:
+        return "%s is 0 (limit disabled)" % key
+    if name == "rlimit_as":
+        return {"value": _clamp(value * 1024 * 1024, hard.get("as"))}
+    if name == "rlimit_cpu":
+        return {"value": _clamp(value, hard.get("cpu"))}
+    if not nproc_scoped:
+        return ("this kernel does not count the process limit per sandbox (Linux 5.14 or later does), so "
+                "max_procs is not applied; memory and CPU limits still are")
+    return {"value": _clamp(value + SANDBOX_BASE_PROCESSES, hard.get("nproc"))}
 
 
 def _root_relative(full, root):
@@ -767,34 +838,8 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
         report["isolation"] = _not_run(plan, "the probe did not run: " + who["message"])
     else:
         report["user"] = {"name": who["name"], "uid": who["uid"], "home": who["home"]}
-        hidden_dirs, hidden_files = hidden_paths(who["home"], root, hermes_home)
-        sockets = existing_docker_sockets(root)
-        marker_fd, marker = _make_marker()
-        try:
-            plan = plan_isolation_checks(
-                home=who["home"], uid=who["uid"], profile=profile, limits=limits, prlimit_path=prlimit_path,
-                host_pid=os.getpid(), marker=marker, nonce=os.getpid(), checks=checks, root=root,
-                hidden_dirs=hidden_dirs, hidden_files=hidden_files, masked_sockets=sockets)
-            if bwrap_path is None:
-                report["isolation"] = _not_run(plan, "bwrap is not installed")
-            else:
-                run_user = "/run/user/%d" % who["uid"]
-                run_user = run_user if os.path.isdir(os.path.join(root, run_user.lstrip("/"))) else None
-                argv_options = {"home": who["home"], "run_user": run_user, "profile": profile,
-                                "prlimit_path": prlimit_path, "limits": limits, "hidden_dirs": hidden_dirs,
-                                "hidden_files": hidden_files, "masked_sockets": sockets}
-                report["probe"], report["isolation"] = _run_probe(bwrap_path, who, argv_options, plan, timeout=timeout,
-                                                                  facts=facts)
-        finally:
-            os.close(marker_fd)
-            os.unlink(marker)
-        if report["probe"]["ran"] and not report["probe"]["ok"]:
-            reason, remedy = report["probe"]["reason"], report["probe"]["remediation"]
-            knob = (userns_blocker(facts) or (None, None, "a sysctl"))[2]
-            problems.append((reason, remedy, _format(REASON_MESSAGES.get(reason, REASON_MESSAGES["unknown"]),
-                                                     bwrap=bwrap_path, knob=knob, timeout=timeout,
-                                                     stderr=report["probe"]["stderr"].strip()[:300],
-                                                     error=report["probe"].get("error"))))
+        _probe_sandbox(report, who, bwrap_path, prlimit_path, facts, problems, profile=profile, limits=limits,
+                       checks=checks, root=root, hermes_home=hermes_home, timeout=timeout)
     if prlimit_path is None:
         problems.append(("prlimit-missing", "install_prlimit", REASON_MESSAGES["prlimit-missing"]))
     failed = [c["name"] for c in report["isolation"] if c["status"] == "fail"]
@@ -812,6 +857,70 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
                       remediation_text=REMEDIATIONS["none"], problems=[])
     report["elapsed"] = round(time.monotonic() - started, 3)
     return report
+
+
+def _probe_sandbox(report, who, bwrap_path, prlimit_path, facts, problems, *, profile, limits, checks, root,
+                   hermes_home, timeout):
+    """Plan the isolation checks for ``who``, start the sandbox once, record the result in ``report``."""
+    hidden_dirs, hidden_files = hidden_paths(who["home"], root, hermes_home)
+    sockets = existing_docker_sockets(root)
+    hard_limits = inherited_hard_limits()
+    nproc_scoped = None
+    if bwrap_path and prlimit_path and _limit_int(limits, "max_procs") > 0:
+        nproc_scoped = process_limit_is_scoped(bwrap_path, prlimit_path, who, timeout)
+    report["process_limit_scoped"] = nproc_scoped
+    marker_fd, marker = _make_marker()
+    try:
+        plan = plan_isolation_checks(
+            home=who["home"], uid=who["uid"], profile=profile, limits=limits, prlimit_path=prlimit_path,
+            host_pid=os.getpid(), marker=marker, nonce=os.getpid(), checks=checks, root=root,
+            hidden_dirs=hidden_dirs, hidden_files=hidden_files, masked_sockets=sockets, hard_limits=hard_limits,
+            nproc_scoped=nproc_scoped is not False)
+        if bwrap_path is None:
+            report["isolation"] = _not_run(plan, "bwrap is not installed")
+        else:
+            run_user = "/run/user/%d" % who["uid"]
+            run_user = run_user if os.path.isdir(os.path.join(root, run_user.lstrip("/"))) else None
+            argv_options = {"home": who["home"], "run_user": run_user, "profile": profile,
+                            "prlimit_path": prlimit_path, "limits": limits, "hidden_dirs": hidden_dirs,
+                            "hidden_files": hidden_files, "masked_sockets": sockets, "hard_limits": hard_limits,
+                            "nproc_inside": nproc_scoped is not False}
+            report["probe"], report["isolation"] = _run_probe(bwrap_path, who, argv_options, plan, timeout=timeout,
+                                                              facts=facts)
+    finally:
+        os.close(marker_fd)
+        os.unlink(marker)
+    if report["probe"]["ran"] and not report["probe"]["ok"]:
+        reason, remedy = report["probe"]["reason"], report["probe"]["remediation"]
+        knob = (userns_blocker(facts) or (None, None, "a sysctl"))[2]
+        problems.append((reason, remedy, _format(REASON_MESSAGES.get(reason, REASON_MESSAGES["unknown"]),
+                                                 bwrap=bwrap_path, knob=knob, timeout=timeout,
+                                                 stderr=report["probe"]["stderr"].strip()[:300],
+                                                 error=report["probe"].get("error"))))
+    elif nproc_scoped is False and report["probe"]["ok"]:
+        report["warnings"].append(
+            "this kernel does not count the process limit per sandbox (Linux 5.14 or later does), so the "
+            "backend cannot apply max_procs; the memory and CPU limits still apply")
+
+
+# The process limit the scoped-limit probe sets inside its sandbox: room for bwrap's init,
+# the shell and the one child it forks, far below what a uid runs on a host with an agent.
+PROCESS_LIMIT_PROBE_VALUE = 4
+
+
+def process_limit_is_scoped(bwrap_path, prlimit_path, who, timeout=DEFAULT_TIMEOUT_S):
+    """True when a process limit set inside a sandbox counts that sandbox alone (effectful: runs bwrap).
+
+    Linux counts RLIMIT_NPROC per user namespace from 5.14; before that the count is every
+    thread of the uid on the host and a limit set inside would stop every fork. No flag
+    says which, so (as Hermes does) a sandbox sets a limit of PROCESS_LIMIT_PROBE_VALUE and
+    forks once: the fork passes only where the count is the sandbox's own. Any other
+    outcome, bwrap failing to start included, counts as not scoped.
+    """
+    argv = [bwrap_path, "--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/", "--",
+            prlimit_path, "--nproc=%d" % PROCESS_LIMIT_PROBE_VALUE, "/bin/sh", "-c", "( : ) && exit 0"]
+    done = run_sandbox_probe(argv, who, timeout)
+    return done["returncode"] == 0
 
 
 def _make_marker():

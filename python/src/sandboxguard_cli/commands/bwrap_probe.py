@@ -28,11 +28,17 @@ def register(subparsers):
     parser.add_argument("--check", action="append", choices=bwrap.ISOLATION_CHECKS, metavar="CHECK",
                         help="run only this isolation check (repeatable; default: all of %s)"
                              % ", ".join(bwrap.ISOLATION_CHECKS))
+    parser.add_argument("--hermes-home", metavar="DIR",
+                        help="the agent's HERMES_HOME when it is not ~/.hermes: checked to be hidden as well")
     parser.add_argument("--timeout", type=float, default=bwrap.DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help="give up on the sandbox after this many seconds (default %(default)s)")
     parser.add_argument("--print-apparmor-profile", action="store_true",
                         help="print the AppArmor profile that grants bwrap 'userns' and exit")
     parser.set_defaults(func=run)
+
+
+# The CLI's own flags for a library remediation (the library names the fix in its own terms).
+CLI_HINTS = {"agent_user": " (--user AGENT)"}
 
 
 def _print_human(report):
@@ -57,7 +63,8 @@ def _print_human(report):
         print("  warning: %s" % warning)
     if not report["ok"]:
         print("  reason: %s" % report["message"])
-        print("  fix (%s): %s" % (report["remediation"], report["remediation_text"]))
+        print("  fix (%s): %s%s" % (report["remediation"], report["remediation_text"],
+                                    CLI_HINTS.get(report["remediation"], "")))
 
 
 def run(args):
@@ -81,7 +88,7 @@ def run(args):
         fix = "pass --user AGENT" if os.geteuid() == 0 else "run as that user"
         raise UsageError("--user %s: %s (%s)" % (args.user or "(unset)", who["message"], fix))
     report = bwrap.probe(user=args.user, min_version=args.min_version, checks=args.check, profile=args.profile,
-                         bwrap=args.bwrap, timeout=args.timeout)
+                         bwrap=args.bwrap, timeout=args.timeout, hermes_home=args.hermes_home)
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
