@@ -19,7 +19,7 @@ description:
     a finding is what M(sandboxguard.boundary.terminal_home) would change. Without O(home_mode) the check
     is C(skipped) and lists the modes it read.
   - C(leaks) lists what agents left outside their sandbox (cron jobs, Hermes scripts, user units, run
-    directories), as M(sandboxguard.boundary.boundary_leaks_info).
+    directories), as M(sandboxguard.boundary.leaks_info).
   - C(bwrap) probes bubblewrap as O(agent_user), as M(sandboxguard.boundary.bwrap_probe); C(skipped) without
     an agent user (the probe never runs as root).
   - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
@@ -132,7 +132,7 @@ notes:
 seealso:
   - module: sandboxguard.boundary.setid_strip
   - module: sandboxguard.boundary.sandbox_mounts_info
-  - module: sandboxguard.boundary.boundary_leaks_info
+  - module: sandboxguard.boundary.leaks_info
   - module: sandboxguard.boundary.bwrap_probe
   - module: sandboxguard.boundary.terminal_home
 attributes:
