@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 import pytest
-from sandboxguard import bwrap
+from sandboxguard import bwrap, credentials
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -131,6 +131,48 @@ def test_every_limit_zero_runs_no_prlimit(built_bwrap, agent):
     assert report["ok"] is True, report
     assert not any("prlimit" in a for a in report["probe"]["argv"])
     assert [c["status"] for c in report["isolation"]] == ["pass", "skipped", "skipped", "skipped"]
+
+
+# A file for the stores that are files in the tools that own them, a directory otherwise.
+FILE_STORES = {".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", ".boto", ".s3cmd", ".env",
+               ".config/git/credentials", ".config/npm/npmrc", ".cargo/credentials", ".cargo/credentials.toml",
+               ".gem/credentials", ".m2/settings.xml", ".gradle/gradle.properties", ".cache/huggingface/token"}
+
+
+def test_every_store_of_the_one_list_is_hidden_in_the_real_sandbox(built_bwrap, agent):
+    home = agent.pw_dir
+    made = []
+    try:
+        for rel in credentials.home_stores("bwrap"):
+            path = os.path.join(home, rel)
+            if os.path.lexists(path):
+                continue  # the fixture's .ssh and .netrc
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if rel in FILE_STORES:
+                with open(path, "w") as handle:
+                    handle.write("secret\n")
+            else:
+                os.makedirs(path)
+                with open(os.path.join(path, "token"), "w") as handle:
+                    handle.write("secret\n")
+            made.append(path)
+        for root, dirs, files in os.walk(home):
+            for name in dirs + files:
+                os.chown(os.path.join(root, name), agent.pw_uid, agent.pw_gid)
+        dirs, files = bwrap.hidden_paths(home)
+        assert len(dirs) + len(files) == len(credentials.home_stores("bwrap"))
+        report = bwrap.probe(user=AGENT, bwrap=built_bwrap, checks=["credentials_hidden"])
+        assert report["ok"] is True, report
+        (check,) = report["isolation"]
+        assert check["status"] == "pass", check
+        for path in dirs + files:
+            assert "%s is empty" % path in check["detail"]
+    finally:
+        for path in reversed(made):
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
 
 
 def test_credential_stores_of_the_agent_are_the_ones_checked(passing_report, agent):
