@@ -150,3 +150,4 @@ def test_setgid_file_arrives_without_setgid(run):
 def test_refusal_fails_the_task_unless_told_otherwise(run):
     assert run["failing"]["failed"] is True
     assert "denylisted" in run["failing"]["msg"]
+    assert not (run["out"] / "failing").exists()

@@ -92,6 +92,8 @@ def test_strict_exits_1_without_needing_a_destination(tree):
     (["--remote-home", "/etc"], "--remote-home"),
     (["--max-bytes", "lots"], "--max-bytes"),
     (["--identity", "/k"], "--identity only applies to --ssh"),
+    (["--remote-hermes-home", "opt/data"], "--remote-hermes-home"),
+    (["--remote-hermes-home", "/"], "--remote-hermes-home"),
 ])
 def test_bad_input_exits_2_with_one_line_naming_the_option(tree, args, fragment):
     home, dest = tree
@@ -100,3 +102,29 @@ def test_bad_input_exits_2_with_one_line_naming_the_option(tree, args, fragment)
     assert proc.returncode == 2
     assert fragment in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_tilde_source_is_fetched_against_the_remote_home(tree):
+    home, dest = tree
+    proc = cli("--local", "~/r.txt", "--dest", str(dest), "--remote-home", str(home), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (dest / "r.txt").read_text() == "report\n"
+
+
+def test_a_tilde_source_without_the_remote_home_exits_1_refused(tree):
+    _home, dest = tree
+    proc = cli("--local", "~/r.txt", "--dest", str(dest))
+    assert proc.returncode == 1
+    assert "not_absolute" in proc.stdout and "not known" in proc.stdout
+    assert list(dest.iterdir()) == []
+
+
+def test_a_store_of_the_remote_hermes_home_exits_1_refused(tree, tmp_path):
+    home, dest = tree
+    hermes = tmp_path / "opt" / "hermes"
+    (hermes / "auth").mkdir(parents=True)
+    (hermes / "auth" / "google_oauth.json").write_text("{}\n")
+    proc = cli("--local", str(hermes / "auth" / "google_oauth.json"), "--dest", str(dest), "--remote-home", str(home),
+               "--remote-hermes-home", str(hermes))
+    assert proc.returncode == 1
+    assert "auth/google_oauth.json" in proc.stdout
