@@ -111,7 +111,8 @@ def test_audit_remediate_audit_over_docker_hosts_and_the_engine(fleet):
               "sandboxguard_quarantine_dir": str(fleet["tmp"] / "quarantine")}
     rc, out = playbook(fleet, "remediate", survey)
     assert rc == 0, out["stats"]
-    sweep = task_hosts(out, "Sweep the Docker sandboxes (ownership back to each sandbox's owner, strip, caps)")
+    sweep = task_hosts(out, "Sweep the Docker sandboxes (ownership back to sandboxguard_owner or each sandbox's "
+                            "owner, strip, caps)")
     assert not sweep["engine-host"].get("skipped"), "the engine answered: its sandboxes are swept"
     assert not sweep["box-dirty"].get("changed")
     st = os.stat(fleet["ws"] / "suid")

@@ -84,6 +84,7 @@ def test_summary_counts_hosts_and_checks():
             summary["hosts_unreachable"], summary["hosts_clean"]) == (6, 2, 3, 1, 1)
     assert summary["checks"]["privileged_files"] == {"findings": 2, "clean": 2, "error": 2, "skipped": 0, "items": 3}
     assert summary["checks"]["leaks"]["error"] == 3
+    assert summary["counts"] == {"privileged_files": 3, "home_mode": 0, "leaks": 0, "bwrap": 0}
 
 
 def test_fleet_report_and_host_files_validate_against_the_schema(tmp_path, validator):

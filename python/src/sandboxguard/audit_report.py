@@ -13,7 +13,11 @@ by ``docs/schemas/boundary-audit.schema.json`` (a test validates reports against
                                          "findings": [...], "reason": str | None, ...}}}},
      "summary": {"hosts_total", "hosts_with_findings", "hosts_error", "hosts_unreachable",
                  "hosts_clean", "checks": {CHECK: {"findings", "clean", "error", "skipped",
-                                                   "items"}}}}
+                                                   "items"}},
+                 "counts": {CHECK: findings across the fleet}}}
+
+``hosts_error`` counts the hosts in ``error`` and the ``unreachable`` ones (both could not
+be audited); ``hosts_unreachable`` the latter alone.
 
 A host's status is ``findings`` when any check found something, else ``error`` when any
 check could not run, else ``clean``; ``unreachable`` when no result came back from it.
@@ -124,6 +128,7 @@ def summarize(hosts):
             check = record["checks"].get(name) or {"status": ERROR, "findings": []}
             summary["checks"][name][check["status"]] += 1
             summary["checks"][name]["items"] += len(check.get("findings") or ())
+    summary["counts"] = {name: summary["checks"][name]["items"] for name in CHECKS}
     return summary
 
 
@@ -533,5 +538,5 @@ def stats(summary):
     out = {k: summary[k] for k in ("hosts_total", "hosts_with_findings", "hosts_error", "hosts_unreachable",
                                    "hosts_clean")}
     out["checks"] = {c: dict(summary["checks"][c]) for c in CHECKS}
-    out["counts"] = {c: summary["checks"][c]["items"] for c in CHECKS}
+    out["counts"] = dict(summary["counts"])
     return out
