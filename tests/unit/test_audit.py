@@ -191,3 +191,12 @@ def test_a_missing_temp_directory_or_spool_is_absent_not_an_error(tmp_path):
     result = audit.check_leaks(users=["root"], tmp_dir=str(tmp_path / "no-tmp"), spool_dir=str(tmp_path / "no-spool"))
     assert result["status"] in ("clean", "findings"), result
     assert str(tmp_path / "no-tmp") in result["absent"] and not result["errors"]
+
+
+@pytest.mark.root
+def test_bwrap_probed_as_a_real_unprivileged_user_is_a_verdict_not_an_error():
+    result = audit.check_bwrap("nobody", timeout=10)
+    assert result["status"] in ("findings", "clean"), result["reason"]
+    if result["status"] == "findings":
+        assert result["findings"][0]["reason"] and result["findings"][0]["message"]
+    assert result["user"] == "nobody" and result["min_version"] == "0.9.0"
