@@ -47,3 +47,31 @@ def test_a_sibling_with_a_common_prefix_is_not_below():
 def test_everything_but_slash_is_below_slash():
     mounts = mountinfo.parse_mountinfo(SAMPLE)
     assert len(mountinfo.mount_points_under("/", mounts)) == 5
+
+
+BINDS = (
+    b"22 1 254:0 / / rw - ext4 /dev/vda rw\n"
+    b"40 22 254:0 /usr/bin /srv/x rw - ext4 /dev/vda rw\n"
+    b"41 22 254:1 / /data rw - ext4 /dev/vdb rw\n"
+    b"42 22 254:1 /usr/lib /srv/y rw - ext4 /dev/vdb rw\n"
+    b"43 22 254:2 /sub /srv/z rw - ext4 /dev/vdc rw\n"
+)
+
+
+def test_bind_mount_shows_its_source_path_through_the_root_mount():
+    mounts = mountinfo.parse_mountinfo(BINDS)
+    assert mountinfo.source_paths(40, b"/srv/x", mounts) == [b"/usr/bin"]
+    assert mountinfo.source_paths(40, b"/srv/x/sub/dir/", mounts) == [b"/usr/bin/sub/dir"]
+
+
+def test_bind_source_is_mapped_through_the_mount_of_its_own_filesystem():
+    mounts = mountinfo.parse_mountinfo(BINDS)
+    assert mountinfo.source_paths(42, b"/srv/y/python3", mounts) == [b"/data/usr/lib/python3"]
+
+
+def test_filesystem_mounted_nowhere_else_and_paths_outside_the_mount_have_no_source():
+    mounts = mountinfo.parse_mountinfo(BINDS)
+    assert mountinfo.source_paths(43, b"/srv/z/a", mounts) == []
+    assert mountinfo.source_paths(40, b"/srv/xy", mounts) == []
+    assert mountinfo.source_paths(99, b"/srv/x", mounts) == []
+    assert mountinfo.source_paths(22, b"/home/u", mounts) == []

@@ -73,6 +73,32 @@ def mount_points_under(root, mounts):
     return sorted({m["mount_point"] for m in mounts if _is_under(m["mount_point"], root_b)})
 
 
+def source_paths(mount_id, path, mounts):
+    """Every other path where `path` shows in this mount namespace (pure).
+
+    `path` (bytes, absolute) lies on the mount `mount_id`; a bind mount's "root" field
+    says which directory of its filesystem it shows, and any other mount of the same
+    filesystem (same "dev") whose root contains that directory shows it too, at its own
+    mount point: a bind of /usr/bin at /srv/x makes /srv/x/sub show as /usr/bin/sub.
+    Returns a sorted list of bytes paths (empty when `path` is not below the mount).
+    """
+    own = next((m for m in mounts if m["mount_id"] == mount_id), None)
+    if own is None:
+        return []
+    point = own["mount_point"].rstrip(b"/")
+    if not (path.rstrip(b"/") == point or path.startswith(point + b"/")):
+        return []
+    in_fs = own["root"].rstrip(b"/") + path[len(point):].rstrip(b"/")
+    found = set()
+    for other in mounts:
+        if other is own or other["dev"] != own["dev"]:
+            continue
+        root = other["root"].rstrip(b"/")
+        if in_fs == root or in_fs.startswith(root + b"/"):
+            found.add((other["mount_point"].rstrip(b"/") + in_fs[len(root):]) or b"/")
+    return sorted(found)
+
+
 def mount_id_of_fd(fd, proc="/proc/self/fdinfo"):
     """The mount id of an open descriptor, from /proc/self/fdinfo/N (touches the system).
 

@@ -51,7 +51,7 @@ from .mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
 from .report import error_text as _error_text
 from .report import mode_text as _mode_text
 from .report import new_report as _envelope
-from .roots import RootRefused, check_root
+from .roots import RootRefused, open_root
 
 DEFAULT_BUDGET_S = 10.0
 DEFAULT_MAX_LISTED = 1000
@@ -449,15 +449,11 @@ class _Walk:
             node.fd = None
             self.open_nodes.discard(node)
 
-    def walk_root(self, root_path):
-        """Walk one validated root (a real absolute path)."""
+    def walk_root(self, opened):
+        """Walk one root from the descriptor roots.open_root proved (an OpenRoot of a
+        directory); the caller keeps and closes that descriptor."""
+        root_fd, root_st, root_path = opened.fd, opened.st, opened.path
         try:
-            root_fd = os.open(root_path, _DIR_FLAGS)
-        except OSError as exc:
-            self.add_error(root_path, exc, "open")
-            return
-        try:
-            root_st = os.fstat(root_fd)
             root = _Dir(None, None)
             root.fd, root.dev, root.ino = root_fd, root_st.st_dev, root_st.st_ino
             self.root, self.root_path = root, root_path
@@ -479,7 +475,6 @@ class _Walk:
         finally:
             for node in list(self.open_nodes):
                 self.release(node)
-            os.close(root_fd)
 
     def _drain(self, stack):
         """Depth first over `stack` until it is empty or the budget is spent."""
@@ -811,26 +806,38 @@ def run(paths, options=None, **kwargs):
     walkers sharing subtrees; None uses up to MAX_WORKERS of the CPUs this process may
     run on). Bad values raise ValueError naming the option.
 
-    Roots are validated first (see roots.check_root); a refused root raises RootRefused
-    before anything is walked. Touches the system: it changes files unless ``dry_run``.
+    Roots are opened first, component by component (roots.open_root); a refused root
+    raises RootRefused before anything is walked, and each walk starts from the
+    descriptor that was proven, reporting the path it proves. Touches the system: it changes files unless ``dry_run``.
     """
     opts = options_from(options, **kwargs)
     if isinstance(paths, (str, bytes)):
         paths = [paths]
     if not paths:
         raise RootRefused("", "no paths given")
-    roots = [check_root(p, allow_file=opts.allow_files) for p in paths]
+    opened = []
+    try:
+        for path in paths:
+            opened.append(open_root(path, allow_file=opts.allow_files))
+        return _run_opened(opened, opts)
+    finally:
+        for root in opened:
+            root.close()
+
+
+def _run_opened(opened, opts):
+    """Walk roots already opened and proven (roots.open_root); return the report."""
     started = time.monotonic()
-    report = new_report(roots, opts.dry_run)
+    report = new_report([root.path for root in opened], opts.dry_run)
     use_fork = _fork_is_safe() if opts.fork is None else bool(opts.fork)
     n_workers = _default_workers() if opts.workers is None else opts.workers
 
     def walk_all(use_chdir):
         walker = _Walk(report, opts, use_chdir, n_workers if use_chdir else 1)
-        for root in roots:
+        for root in opened:
             if walker.out_of_time():
                 break
-            if os.path.isdir(root):
+            if root.is_dir:
                 walker.walk_root(root)
             else:
                 _walk_single_file(walker, root)
@@ -840,7 +847,7 @@ def run(paths, options=None, **kwargs):
         result = _run_in_worker(lambda: walk_all(True), opts.budget)
         if result is None:
             report["complete"] = False
-            report["errors"].append({"path": roots[0], "op": "walk",
+            report["errors"].append({"path": opened[0].path, "op": "walk",
                                      "error": "the walker did not stop within its budget and was killed"})
             report["counts"]["errors"] += 1
         elif "worker_error" in result:
@@ -853,25 +860,11 @@ def run(paths, options=None, **kwargs):
     return report
 
 
-def _walk_single_file(walker, path):
-    """Apply the actions to a single regular file given as a root."""
-    parent, name = os.path.split(path)
-    try:
-        pfd = os.open(parent, _DIR_FLAGS)
-    except OSError as exc:
-        walker.add_error(path, exc, "open parent")
-        return
-    try:
-        st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
-        if not stat.S_ISREG(st.st_mode):
-            walker.add_error(path, "not a regular file", "stat")
-            return
-        walker.counts["files"] += 1
-        walker.act_on_file(pfd, name, st, path)
-    except OSError as exc:
-        walker.add_error(path, exc, "stat")
-    finally:
-        os.close(pfd)
+def _walk_single_file(walker, root):
+    """Apply the actions to a single regular file given as a root (an OpenRoot of a file:
+    its parent's descriptor, its name and the inode proven when it was opened)."""
+    walker.counts["files"] += 1
+    walker.act_on_file(root.fd, root.name, root.st, root.path)
 
 
 def scan(paths, caps=True, setid=True, **kwargs):
