@@ -68,7 +68,7 @@ SYMLINK_SPELLINGS = ["link", "link/", "link/.", "link//", "link/./", "link/sub",
 @pytest.mark.parametrize("spelling", SYMLINK_SPELLINGS)
 @pytest.mark.parametrize("fork", [True, False])
 def test_symlinked_root_is_refused_however_it_is_spelled(linked, spelling, fork):
-    sb, out, victims = linked
+    sb, _out, victims = linked
     with pytest.raises(RootRefused, match="symlink"):
         strip.strip(["%s/%s" % (sb, spelling)], fork=fork)
     assert [mode_of(v) for v in victims] == [0o4755, 0o4755]
@@ -76,7 +76,7 @@ def test_symlinked_root_is_refused_however_it_is_spelled(linked, spelling, fork)
 
 @pytest.mark.parametrize("spelling", ["link/", "link/.", "link//", "link/sub", "link/.."])
 def test_symlinked_root_with_trailing_slash_is_refused_by_the_cli_with_exit_2(linked, spelling):
-    sb, out, victims = linked
+    sb, _out, victims = linked
     result = cli("strip", "%s/%s" % (sb, spelling))
     assert result.returncode == 2, result
     assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
@@ -86,7 +86,7 @@ def test_symlinked_root_with_trailing_slash_is_refused_by_the_cli_with_exit_2(li
 
 @pytest.mark.parametrize("spelling", ["link/", "link/.", "link/sub"])
 def test_symlinked_root_with_trailing_slash_fails_the_setid_strip_module(linked, spelling):
-    sb, out, victims = linked
+    sb, _out, victims = linked
     result = run_module("setid_strip", {"paths": ["%s/%s" % (sb, spelling)]})
     assert result["failed"] and "symlink" in result["msg"]
     assert [mode_of(v) for v in victims] == [0o4755, 0o4755]
@@ -95,7 +95,7 @@ def test_symlinked_root_with_trailing_slash_fails_the_setid_strip_module(linked,
 @pytest.mark.parametrize("spelling", ["real", "real/", "real/.", "real//", "./real/./", "real/sub/..",
                                       "real/../real", "../sb/real"])
 def test_root_spelled_with_slashes_dots_and_dotdot_reports_the_proven_path(linked, spelling):
-    sb, out, victims = linked
+    sb, _out, victims = linked
     inside = make_suid(sb / "real" / "sub" / "tool")
     raw = "%s/%s" % (sb, spelling)
     report = strip.strip([raw])
