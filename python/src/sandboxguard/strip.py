@@ -34,10 +34,12 @@ caller (an agent harness) it runs in-process and resolves names through
 /proc/self/fd/D/NAME instead. Either way the result is the same report.
 """
 import collections
+import ctypes
 import errno
 import json
 import math
 import os
+import resource
 import select
 import signal
 import stat
@@ -55,10 +57,16 @@ from .roots import RootRefused, open_root
 DEFAULT_BUDGET_S = 10.0
 DEFAULT_MAX_LISTED = 1000
 # Directory descriptors kept open for pending children before falling back to reopen
-# (identity-checked) on demand; keeps a 10,000-deep tree under the fd limit.
+# (identity-checked) on demand; keeps a 10,000-deep tree under the fd limit. Fewer when
+# RLIMIT_NOFILE is low (held_fd_cap).
 MAX_HELD_DIR_FDS = 64
+# Descriptors a walker opens for a moment beside the held ones (scandir, an O_PATH
+# handle, a reopen chain, fdinfo, mountinfo, the walkers' pipes), kept free of the cap.
+FD_RESERVE = 16
 # How much longer than the budget the parent waits for a forked worker before killing it.
 WORKER_GRACE_S = 5.0
+# How long a stopped walker has to stop its own walkers before it is SIGKILLed.
+WORKER_STOP_S = 2.0
 PROGRESS_INTERVAL_S = 0.5
 # Forked walkers share the work once this many directories wait (breadth first before).
 SHARE_FRONTIER = 64
@@ -80,11 +88,12 @@ class ChangedUnderUs(Exception):
 class _Dir:
     """A directory in the walk: its name in its parent, and an fd while one is held."""
 
-    __slots__ = ("dev", "fd", "ino", "listed", "name", "parent", "pending")
+    __slots__ = ("depth", "dev", "fd", "ino", "listed", "name", "parent", "pending")
 
     def __init__(self, name, parent):
         self.name = name
         self.parent = parent
+        self.depth = parent.depth + 1 if parent is not None else 0
         self.fd = None
         self.dev = self.ino = None
         self.pending = 0
@@ -387,6 +396,7 @@ class _Walk:
         self.workers = workers
         self.next_progress = time.monotonic() + opts.progress_interval
         self.open_nodes = set()
+        self.max_held = held_fd_cap()
         self.xattrs_supported = True
         self.cap_bits = capsmod.kernel_cap_bits()
 
@@ -414,29 +424,35 @@ class _Walk:
         return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
 
     def ensure_fd(self, node):
-        """Return an fd for node, reopening along its ancestors (identity-checked)."""
+        """Return an fd for node, reopening along its ancestors (identity-checked).
+
+        One descriptor at a time is open along the way (a chain can be thousands of
+        directories long); the deepest ancestors that still have children to visit are
+        held again while there is room, so the next re-hold is short.
+        """
         chain = []
         cur = node
         while cur.fd is None:
             chain.append(cur)
             cur = cur.parent  # the root node always holds its fd
-        fd = cur.fd
-        opened = []
-        try:
-            for step in reversed(chain):
-                fd = self._open_child(fd, step.name)
-                opened.append(fd)
-                st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) != (step.dev, step.ino):
-                    raise ChangedUnderUs("directory was replaced during the walk")
-        except BaseException:
-            for f in opened:
-                os.close(f)
-            raise
-        for f in opened[:-1]:
-            os.close(f)
-        self.hold(node, fd)
-        return fd
+        chain.reverse()
+        keep_from = len(chain) - max(1, self.max_held - len(self.open_nodes))
+        fd, transient = cur.fd, False
+        for index, step in enumerate(chain):
+            try:
+                child = self._open_child(fd, step.name)
+            finally:
+                if transient:
+                    os.close(fd)
+            fd, transient = child, True
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (step.dev, step.ino):
+                os.close(fd)
+                raise ChangedUnderUs("directory was replaced during the walk")
+            if step is node or (index >= keep_from and step.pending > 0):
+                self.hold(step, fd)
+                transient = False
+        return node.fd
 
     def hold(self, node, fd):
         node.fd = fd
@@ -447,6 +463,14 @@ class _Walk:
             os.close(node.fd)
             node.fd = None
             self.open_nodes.discard(node)
+
+    def trim(self):
+        """Keep at most max_held directory descriptors: release the shallowest (a depth-
+        first walk comes back to them last; ensure_fd reopens them when it does)."""
+        excess = len(self.open_nodes) - self.max_held
+        if excess > 0:
+            for node in sorted(self.open_nodes, key=_depth)[:excess]:
+                self.release(node)
 
     def walk_root(self, opened):
         """Walk one root from the descriptor roots.open_root proved (an OpenRoot of a
@@ -516,8 +540,9 @@ class _Walk:
         self.counts["dirs"] += 1
         self.list_dir(node, pending, root_path)
         node.listed = True
-        if node.pending == 0 or len(self.open_nodes) > MAX_HELD_DIR_FDS:
+        if node.pending == 0:
             self.release(node)
+        self.trim()
         if self.progress is not None and time.monotonic() >= self.next_progress:
             self.next_progress = time.monotonic() + self.progress_interval
             self.progress(dict(self.counts))
@@ -551,8 +576,8 @@ class _Walk:
                 walkers.append(_fork_json(lambda index=index: self._walk_queue(queue_r, work, index)))
         finally:
             os.close(queue_r)
-        for pid, read_fd in walkers:
-            self._merge(_read_json(pid, read_fd, None))
+        for sub in _read_all(walkers):
+            self._merge(sub)
 
     def _walk_queue(self, queue_r, work, index):
         """In a forked walker: drain whole subtrees named on the queue; return a report."""
@@ -709,6 +734,24 @@ class _Walk:
             counts["hardlinks"] += 1
 
 
+def _depth(node):
+    return node.depth
+
+
+def held_fd_cap():
+    """How many directory descriptors a walk may hold in this process: MAX_HELD_DIR_FDS,
+    or fewer when RLIMIT_NOFILE leaves less room (``ulimit -n 64``) beside the
+    descriptors already open and the few a walk opens for a moment (FD_RESERVE)."""
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        in_use = len(os.listdir("/proc/self/fd"))
+    except (OSError, ValueError):
+        return MAX_HELD_DIR_FDS
+    if soft == resource.RLIM_INFINITY:
+        return MAX_HELD_DIR_FDS
+    return max(2, min(MAX_HELD_DIR_FDS, soft - in_use - FD_RESERVE))
+
+
 def _mode_after_chown(mode):
     """The mode the kernel leaves after chown of a regular file (fs/attr.c)."""
     mode &= ~stat.S_ISUID
@@ -729,23 +772,52 @@ def _fork_is_safe():
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
+class Stopped(BaseException):
+    """Raised in a forked walker by SIGTERM: unwind, report, exit (see _fork_json)."""
+
+
+def _raise_stopped(signum, _frame):
+    raise Stopped("stopped by signal %d" % signum)
+
+
+_LIBC = []
+
+
+def _die_with_parent(parent_pid):
+    """In a forked child: be SIGKILLed when the parent dies (prctl PR_SET_PDEATHSIG,
+    prctl(2)), and exit now if it died before that was set."""
+    try:
+        if not _LIBC:
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        _LIBC[0].prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not glibc/Linux: the parent's signal handling still stops us
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
 def _fork_json(run):
     """Fork a child that runs `run()` (a JSON-able dict) and writes it to a pipe.
 
     Returns (pid, read_fd). Read it with _read_json. A child that raises reports
-    {"worker_error": ...}; it never returns into the caller's code.
+    {"worker_error": ...}; it never returns into the caller's code. The child dies with
+    its parent (PR_SET_PDEATHSIG) and unwinds on SIGTERM (stopping its own children).
     """
+    parent = os.getpid()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
         status = 0
         try:
+            signal.signal(signal.SIGTERM, _raise_stopped)
+            _die_with_parent(parent)
             os.close(read_fd)
             data = json.dumps(run()).encode()
         except BaseException as exc:  # report, never raise out of a forked child
             data = json.dumps({"worker_error": "%s: %s" % (type(exc).__name__, exc)}).encode()
             status = 1
         try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             view = memoryview(data)
             while view:
                 view = view[os.write(write_fd, view):]
@@ -755,10 +827,30 @@ def _fork_json(run):
     return pid, read_fd
 
 
+def stop_child(pid, grace=WORKER_STOP_S):
+    """SIGTERM a forked walker, give it `grace` seconds to stop its own children, then
+    SIGKILL; reap it. When this returns the child is gone and changes nothing more."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return
+        time.sleep(0.01)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
 def _read_json(pid, read_fd, limit):
     """Collect a forked child's JSON; kill it at monotonic time `limit` (None: wait).
 
-    Returns the dict, or None when the child was killed.
+    Returns the dict, or None when the child was killed. Interrupted (KeyboardInterrupt,
+    Stopped, SystemExit...), it stops and reaps the child before re-raising.
     """
     chunks = []
     killed = False
@@ -773,12 +865,29 @@ def _read_json(pid, read_fd, limit):
             if not chunk:
                 break
             chunks.append(chunk)
-    finally:
+    except BaseException:
         os.close(read_fd)
-        os.waitpid(pid, 0)
+        stop_child(pid)
+        raise
+    os.close(read_fd)
+    os.waitpid(pid, 0)
     if killed:
         return None
     return json.loads(b"".join(chunks).decode() or "{}")
+
+
+def _read_all(children):
+    """_read_json for each (pid, read_fd) in turn; interrupted, stop every one not yet read."""
+    results = []
+    try:
+        for pid, read_fd in children:
+            results.append(_read_json(pid, read_fd, None))
+    except BaseException:
+        for pid, read_fd in children[len(results) + 1:]:
+            os.close(read_fd)
+            stop_child(pid)
+        raise
+    return results
 
 
 def _run_in_worker(run, budget):

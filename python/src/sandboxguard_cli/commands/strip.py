@@ -1,6 +1,7 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard scan` and `sandboxguard strip`: privileged files under sandbox directories."""
+import signal
 import sys
 
 from sandboxguard import owners
@@ -80,7 +81,31 @@ def _progress():
     return show
 
 
+class _Signalled(BaseException):
+    """SIGTERM arrived: unwind through the library, which stops and reaps its walkers."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum, _frame):
+    raise _Signalled(signum)
+
+
 def _run(args, dry_run, **kwargs):
+    previous = signal.signal(signal.SIGTERM, _raise_signalled)
+    try:
+        return _run_walk(args, dry_run, **kwargs)
+    except _Signalled as exc:
+        sys.stderr.write("sandboxguard %s: stopped by %s; its walkers were stopped with it and the walk is "
+                         "incomplete: run it again\n" % (args.command, signal.Signals(exc.signum).name))
+        return 128 + exc.signum
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_walk(args, dry_run, **kwargs):
     progress = None if args.json else _progress()
     try:
         report = stripmod.run(
