@@ -5,6 +5,7 @@
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
 
 WALK_ARGUMENT_SPEC = dict(
     paths=dict(type="list", elements="path", required=True),
@@ -37,22 +38,43 @@ def report_diff(report):
     }
 
 
+def printable_report(report):
+    """The report with every path through text.escape: a module result must be valid UTF-8
+    (Ansible refuses a name that is not), and a newline in a name must not split a line of
+    a warning or a diff. Non-printable characters and bytes that are not UTF-8 show as
+    \\n, \\xNN..., a backslash as two."""
+    result = dict(report)
+    result["roots"] = [escape(p) for p in report["roots"]]
+    result["files"] = [dict(e, path=escape(e["path"])) for e in report["files"]]
+    result["errors"] = [dict(e, path=escape(e["path"]), error=escape(e["error"])) for e in report["errors"]]
+    result["pruned_mounts"] = [escape(p) for p in report["pruned_mounts"]]
+    return result
+
+
+def check_owner(module, chown_to, owner, group):
+    """chown_to as the walk takes it, or fail the task naming owner/group."""
+    try:
+        return stripmod.check_owner(chown_to)
+    except ValueError as exc:
+        module.fail_json(msg="owner %s%s: %s" % (owner, "" if group is None else " group %s" % group,
+                                                  str(exc).replace("chown_to ", "")))
+
+
 def run_walk_module(module, **kwargs):
     """Run the walk for a module's params; exit_json or fail_json with the report."""
     params = module.params
     query = kwargs.pop("query", False)
     dry_run = kwargs.pop("dry_run", False) or module.check_mode
-    if params["budget"] < 0:
-        module.fail_json(msg="budget must be 0 (no limit) or a positive number of seconds, got %s" % params["budget"])
     try:
         report = stripmod.run(
             params["paths"], dry_run=dry_run,
             budget=params["budget"], max_listed=params["max_listed"],
             one_file_system=params["one_file_system"], prune_mounts=params["prune_mounts"], **kwargs)
     except RootRefused as exc:
-        module.fail_json(msg="refused root %s" % exc, path=exc.path)
+        module.fail_json(msg="refused root %s" % exc, path=escape(exc.path))
     except ValueError as exc:
         module.fail_json(msg=str(exc))
+    report = printable_report(report)
     diff = report_diff(report) if module._diff and report["files"] else None
     if not report["complete"]:
         module.warn("the walk of %s stopped after %.1fs (budget %.1fs) before it finished; run again or raise budget"

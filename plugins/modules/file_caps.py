@@ -103,7 +103,7 @@ files:
   elements: dict
   contains:
     path:
-      description: 'Path of the file.'
+      description: 'Path of the file; non-printable characters and bytes that are not UTF-8 are shown escaped (C(\n), C(\xff)), a backslash doubled.'
       type: str
       returned: always
     type:

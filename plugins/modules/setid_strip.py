@@ -110,7 +110,7 @@ files:
   elements: dict
   contains:
     path:
-      description: 'Path of the file.'
+      description: 'Path of the file; non-printable characters and bytes that are not UTF-8 are shown escaped (C(\n), C(\xff)), a backslash doubled.'
       type: str
       returned: always
     type:
@@ -178,6 +178,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.walk_module import (
     WALK_ARGUMENT_SPEC,
+    check_owner,
     run_walk_module,
 )
 
@@ -197,7 +198,7 @@ def main():
     actions = []
     chown_to = None
     if p["owner"] is not None:
-        chown_to = resolve_owner(module, p["owner"], p["group"])
+        chown_to = check_owner(module, resolve_owner(module, p["owner"], p["group"]), p["owner"], p["group"])
         actions.append("chown")
     if p["setuid"] or p["setgid"]:
         actions.append("setid")

@@ -129,3 +129,85 @@ def test_progress_goes_to_stderr_only_on_a_terminal(tmp_path):
     assert "dirs," not in proc.stdout.decode().split("walked")[0]  # progress never on stdout
     piped = cli("scan", "--budget", "0", str(root))
     assert piped.stderr == ""  # not a terminal: no progress
+
+
+# -- hostile names (issue 10 item 5) --------------------------------------------------------
+
+HOSTILE = [b"bad-\xff\xfe", b"evil\nforged  mode 04755 -> 0755", b"esc\x1b[2Jclear", b"caf\xc3\xa9"]
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    root = tmp_path / "sandbox"
+    root.mkdir()
+    broot = os.fsencode(root)
+    for name in HOSTILE:
+        path = os.path.join(broot, name)
+        with open(path, "wb") as handle:
+            handle.write(b"x")
+        os.chmod(path, 0o4755)
+    os.mkdir(os.path.join(broot, b"dir-\xff"))
+    return root
+
+
+def cli_env(args, **env):
+    return subprocess.run([sys.executable, "-m", "sandboxguard_cli", *args], capture_output=True,
+                          env=dict(ENV, **env), timeout=60, check=False)
+
+
+@pytest.mark.parametrize("command", ["scan", "strip"])
+@pytest.mark.parametrize("env", [{"LC_ALL": "C.UTF-8"}, {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}],
+                         ids=["utf8-locale", "ascii-stdout"])
+def test_hostile_names_never_crash_or_forge_lines_in_human_output(hostile, command, env):
+    result = cli_env([command, str(hostile)], **env)
+    assert b"Traceback" not in result.stderr, result.stderr
+    assert result.returncode == (1 if command == "scan" else 0), result.stderr
+    lines = result.stdout.decode("ascii", "backslashreplace").splitlines()
+    assert len(lines) == len(HOSTILE) + 1  # one line per finding and the summary
+    assert all(line.startswith(str(hostile) + "/") or line.startswith(str(hostile) + ":") for line in lines), lines
+    assert any("/bad-\\xff\\xfe  mode 04755" in line for line in lines)
+    assert any("/evil\\nforged  mode 04755 -> 0755  mode 04755" in line for line in lines)
+    assert any("/esc\\x1b[2Jclear" in line for line in lines)
+    assert b"\x1b" not in result.stdout
+    if command == "strip":
+        assert all(os.stat(os.path.join(os.fsencode(hostile), n)).st_mode & 0o7777 == 0o755 for n in HOSTILE)
+
+
+def test_json_keeps_surrogate_escaped_names_and_stays_valid_json(hostile):
+    result = cli_env(["scan", "--json", str(hostile)], LC_ALL="C.UTF-8")
+    report = json.loads(result.stdout)
+    names = sorted(os.fsencode(entry["path"]).rsplit(b"/", 1)[1] for entry in report["files"])
+    assert names == sorted(HOSTILE)
+    result.stdout.decode("ascii")  # ensure_ascii: \udcff escapes, nothing a strict reader rejects
+
+
+def test_hostile_root_path_is_one_escaped_line_on_stderr(tmp_path):
+    result = cli_env(["scan", os.fsencode(str(tmp_path)) + b"/no\nsuch-\xff"], LC_ALL="C.UTF-8")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.count(b"\n") == 1 and b"no\\nsuch-\\xff: does not exist" in result.stderr
+
+
+# -- bad option values (issue 10 item 6) ----------------------------------------------------
+
+@pytest.mark.parametrize("args, option", [
+    (["--budget", "inf"], "--budget"), (["--budget", "1e400"], "--budget"), (["--budget", "nan"], "--budget"),
+    (["--budget", "-1"], "--budget"), (["--budget=-0.5"], "--budget"), (["--budget", "ten"], "--budget"),
+    (["--chown-to", "99999999999:0"], "--chown-to"), (["--chown-to", "0:99999999999"], "--chown-to"),
+    (["--chown-to", "4294967295"], "--chown-to"), (["--chown-to", "bob:staff"], "--chown-to"),
+    (["--chown-to=-1:0"], "--chown-to"), (["--max-listed", "-1"], "--max-listed"),
+    (["--max-listed", "many"], "--max-listed"), (["--progress-interval", "nan"], "--progress-interval"),
+    (["--progress-interval", "inf"], "--progress-interval"),
+])
+def test_bad_option_values_exit_2_with_one_line_naming_the_option(sandbox, args, option):
+    root, tool = sandbox
+    result = cli("strip", *args, str(root))
+    assert result.returncode == 2, result
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and option in result.stderr, result.stderr
+    assert os.stat(tool).st_mode & 0o7777 == 0o4755
+
+
+@pytest.mark.parametrize("args", [["--budget", "inf"], ["--budget", "nan"], ["--max-listed", "-3"]])
+def test_bad_option_values_of_scan_exit_2(sandbox, args):
+    result = cli("scan", *args, str(sandbox[0]))
+    assert result.returncode == 2 and args[0] in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -97,3 +97,33 @@ def test_per_file_error_fails_the_task_unless_told_otherwise(sandbox):
     assert failed["failed"] is True and str(suid) in failed["msg"] and "EPERM" in failed["msg"]
     assert "failed" not in warned or warned["failed"] is False
     assert any(str(suid) in w for w in warned["warnings"])
+
+
+def test_setid_strip_reports_non_utf8_and_newline_names_escaped(tmp_path):
+    root = tmp_path / "sb"
+    root.mkdir()
+    for name in (b"bad-\xff", b"two\nlines"):
+        path = os.path.join(os.fsencode(root), name)
+        with open(path, "wb") as handle:
+            handle.write(b"x")
+        os.chmod(path, 0o4755)
+    result = run_module("setid_strip", {"paths": [str(root)]})
+    assert result["changed"] and not result.get("failed"), result.get("msg")
+    assert sorted(e["path"] for e in result["files"]) == [str(root) + "/bad-\\xff", str(root) + "/two\\nlines"]
+    assert os.stat(os.path.join(os.fsencode(root), b"bad-\xff")).st_mode & 0o7777 == 0o755
+
+
+@pytest.mark.parametrize("module, args, words", [
+    ("setid_strip", {"budget": "inf"}, "budget"),
+    ("setid_strip", {"budget": "nan"}, "budget"),
+    ("file_caps", {"budget": "1e400"}, "budget"),
+    ("file_caps", {"budget": -1}, "budget"),
+    ("setid_strip", {"max_listed": -1}, "max_listed"),
+    ("setid_strip", {"owner": "99999999999", "group": "0"}, "owner 99999999999"),
+])
+def test_bad_option_values_fail_the_module_with_a_message_naming_the_option(sandbox, module, args, words):
+    root, suid = sandbox[:2]
+    result = run_module(module, dict(args, paths=[str(root)]))
+    assert result.get("failed") and words in result["msg"], result
+    assert "Traceback" not in result.get("module_stderr", "")
+    assert os.stat(suid).st_mode & 0o7777 == 0o6755

@@ -1,12 +1,14 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard scan` and `sandboxguard strip`: privileged files under sandbox directories."""
+import math
 import signal
 import sys
 
 from sandboxguard import owners
 from sandboxguard import strip as stripmod
 from sandboxguard.roots import RootRefused
+from sandboxguard.text import escape
 
 from .. import output
 from ..main import UsageError
@@ -17,16 +19,37 @@ def _budget(text):
         value = float(text)
     except ValueError:
         raise UsageError("--budget %r: give seconds as a number (0 for no limit)" % text) from None
-    if value < 0:
-        raise UsageError("--budget %s: must be 0 (no limit) or more" % text)
+    if not math.isfinite(value) or value < 0:
+        raise UsageError("--budget %s: give a finite number of seconds, 0 (no limit) or more" % text)
     return value
 
 
 def _owner(text):
+    """--chown-to USER[:GROUP] (names or ids, sandboxguard.owners), in the range chown(2) takes."""
     try:
-        return owners.parse_owner(text)
+        return stripmod.check_owner(owners.parse_owner(text))
     except ValueError as exc:
-        raise UsageError("--chown-to %s" % exc) from None
+        raise UsageError("--chown-to %s" % str(exc).replace("chown_to ", "%r: " % text)) from None
+
+
+def _count(option, text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UsageError("%s %r: give a whole number, 0 or more" % (option, text))
+    return value
+
+
+def _interval(option, text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise UsageError("%s %r: give a finite number of seconds, 0 or more" % (option, text))
+    return value
 
 
 def _common(parser):
@@ -35,9 +58,9 @@ def _common(parser):
     parser.add_argument("--no-caps", action="store_true", help="leave file capabilities out")
     parser.add_argument("--budget", default=str(stripmod.DEFAULT_BUDGET_S), metavar="SECONDS",
                         help="stop after this many seconds and report complete: false (default %(default)s; 0 = none)")
-    parser.add_argument("--max-listed", type=int, default=stripmod.DEFAULT_MAX_LISTED, metavar="N",
+    parser.add_argument("--max-listed", default=str(stripmod.DEFAULT_MAX_LISTED), metavar="N",
                         help="list at most N findings (the rest are counted); default %(default)s")
-    parser.add_argument("--progress-interval", type=float, default=stripmod.PROGRESS_INTERVAL_S, metavar="S",
+    parser.add_argument("--progress-interval", default=str(stripmod.PROGRESS_INTERVAL_S), metavar="S",
                         help="seconds between progress lines on a terminal's stderr (default %(default)s)")
     parser.add_argument("--cross-mounts", action="store_true",
                         help="walk into nested mounts (default: stay on the root's mount and prune the rest)")
@@ -109,9 +132,11 @@ def _run_walk(args, dry_run, **kwargs):
     progress = None if args.json else _progress()
     try:
         report = stripmod.run(
-            args.paths, dry_run=dry_run, budget=_budget(args.budget), max_listed=args.max_listed,
+            args.paths, dry_run=dry_run, budget=_budget(args.budget),
+            max_listed=_count("--max-listed", args.max_listed),
             prune_mounts=not args.cross_mounts, one_file_system=not args.cross_mounts,
-            progress=progress, progress_interval=args.progress_interval, **kwargs)
+            progress=progress,
+            progress_interval=_interval("--progress-interval", args.progress_interval), **kwargs)
     except RootRefused as exc:
         raise UsageError(str(exc)) from None
     except ValueError as exc:
@@ -136,7 +161,14 @@ def run_strip(args):
 
 
 def print_human(report, out):
-    """The people's view of a report: findings, then pruned mounts and errors, then a summary."""
+    """The people's view of a report: findings, then pruned mounts and errors, then a summary.
+
+    Every name from the tree goes through text.escape: one printable line per finding,
+    whatever bytes a file name holds (a newline cannot forge a line, a byte that is not
+    UTF-8 cannot crash the output after the changes are made).
+    """
+    if hasattr(out, "reconfigure"):  # an ASCII locale: escape, never raise, after the changes
+        out.reconfigure(errors="backslashreplace")
     c = report["counts"]
     for entry in report["files"]:
         what = []
@@ -145,24 +177,25 @@ def print_human(report, out):
         if entry["mode_before"] != entry["mode_after"] or {"setuid", "setgid"} & set(entry["actions"]):
             what.append("mode %s -> %s" % (entry["mode_before"], entry["mode_after"]))
         if entry["caps_before"]:
-            what.append("caps %s" % entry["caps_before"])
+            what.append("caps %s" % escape(entry["caps_before"]))
         if entry["nlink"] > 1 and entry["type"] == "file":
             what.append("%d links" % entry["nlink"])
         if entry.get("skipped"):
-            what.append("SKIPPED: " + entry["skipped"])
+            what.append("SKIPPED: " + escape(entry["skipped"]))
         if entry.get("error"):
-            what.append("ERROR: " + entry["error"])
-        out.write("%s  %s\n" % (entry["path"], ", ".join(what)))
+            what.append("ERROR: " + escape(entry["error"]))
+        out.write("%s  %s\n" % (escape(entry["path"]), ", ".join(what)))
     if c["unlisted"]:
         out.write("... and %d more not listed (raise --max-listed)\n" % c["unlisted"])
     for path in report["pruned_mounts"]:
-        out.write("pruned mount point (not walked): %s\n" % path)
+        out.write("pruned mount point (not walked): %s\n" % escape(path))
     for err in report["errors"]:
-        out.write("error: %s: %s: %s\n" % (err["path"], err["op"], err["error"]))
+        out.write("error: %s: %s: %s\n" % (escape(err["path"]), err["op"], escape(err["error"])))
     state = "complete" if report["complete"] else "INCOMPLETE (budget ran out; run again or raise --budget)"
     found = "%d setid, %d with capabilities" % (c["setid"], c["caps"])
     if c["chown"]:
         found += ", %d root-owned" % c["chown"]
     outcome = "nothing changed (dry run)" if report["dry_run"] else ("fixed" if report["changed"] else "nothing to fix")
     out.write("%s: walked %d dirs, %d files in %.2fs; found %s; %s; %d errors; walk %s\n" % (
-        ", ".join(report["roots"]), c["dirs"], c["files"], report["elapsed"], found, outcome, c["errors"], state))
+        ", ".join(escape(root) for root in report["roots"]), c["dirs"], c["files"], report["elapsed"], found,
+        outcome, c["errors"], state))
