@@ -402,11 +402,15 @@ def profile_walk(root):
     pid = os.fork()
     if pid == 0:
         try:
+            from sandboxguard import walk as walkmod  # noqa: PLC0415
+            from sandboxguard.roots import open_root  # noqa: PLC0415
+
             report = stripmod.new_report([root], True)
-            walker = stripmod._Walk(report, ("setid", "caps"), True, 0, None, (0,), "xattr", "strip", True, True,
-                                    stripmod.DEFAULT_MAX_LISTED, None, True, 0o6000)
+            opts = stripmod.StripOptions(actions=("setid", "caps"), dry_run=True, budget=0)
+            walker = walkmod.Walk(report, opts, use_chdir=True, workers=1)
             prof = cProfile.Profile()
-            prof.runcall(walker.walk_root, root)
+            with open_root(root) as opened:
+                prof.runcall(walker.walk_root, opened)
             print("\ncProfile of the forked worker's walk (use_chdir=True), top 15 by tottime:")
             pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(15)
             sys.stdout.flush()
