@@ -5,9 +5,11 @@ spelled, the walk starts from the proven descriptor, bind mounts of system dirs 
 import ctypes
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -223,3 +225,24 @@ def test_bind_mount_of_a_sandbox_directory_is_still_allowed(bind, tmp_path):
     target = bind(str(tmp_path / "data"), "data")
     report = strip.strip([str(target)])
     assert report["roots"] == [str(target)] and mode_of(inside) == 0o755
+
+
+def test_a_user_scans_a_root_below_a_search_only_parent(tmp_path):
+    """Ancestors are opened O_PATH (search permission, as a lookup by name needs), so a
+    user scans a sandbox under a 0711 directory as before; only the root must be readable."""
+    base = tempfile.mkdtemp(dir="/var/tmp", prefix="sg-perm-")
+    try:
+        os.chmod(base, 0o711)
+        sb = os.path.join(base, "sb")
+        os.mkdir(sb)
+        tool = make_suid(os.path.join(sb, "tool"))
+        os.chown(sb, 65534, 65534)
+        os.chown(tool, 65534, 65534)
+        os.chmod(tool, 0o4755)
+        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
+                               "-m", "sandboxguard_cli", "scan", "--json", sb], capture_output=True, text=True,
+                              env=dict(ENV, HOME="/"), cwd="/", timeout=60, check=False)
+        assert proc.returncode == 1, proc.stderr
+        assert [e["path"] for e in json.loads(proc.stdout)["files"]] == [tool]
+    finally:
+        shutil.rmtree(base)

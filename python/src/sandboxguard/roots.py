@@ -55,6 +55,8 @@ def refusal_reason(real):
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
 _PATH_FLAGS = getattr(os, "O_PATH", 0o10000000) | os.O_NOFOLLOW | os.O_CLOEXEC
+# Ancestors need only search permission, as a lookup by name does (a 0711 home).
+_STEP_FLAGS = _PATH_FLAGS | os.O_DIRECTORY
 
 
 class OpenRoot:
@@ -139,7 +141,7 @@ def open_root(path, allow_file=False, mounts=None):
     if not text.startswith("/"):
         raise RootRefused(text, "relative path; give an absolute path")
     names, must_be_dir = _components(text)
-    chain = [(None, os.open("/", _DIR_FLAGS))]
+    chain = [(None, os.open("/", _STEP_FLAGS))]
     file_name = None
     try:
         for index, name in enumerate(names):
@@ -150,7 +152,7 @@ def open_root(path, allow_file=False, mounts=None):
             last = index == len(names) - 1
             shown = "/" + "/".join([n for n, _fd in chain[1:]] + [name])
             try:
-                chain.append((name, os.open(name, _DIR_FLAGS, dir_fd=chain[-1][1])))
+                chain.append((name, os.open(name, _STEP_FLAGS, dir_fd=chain[-1][1])))
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
                     raise RootRefused(text, "cannot open %s: %s" % (escape(shown), exc.strerror)) from None
@@ -165,6 +167,11 @@ def open_root(path, allow_file=False, mounts=None):
         else:
             st = os.fstat(dfd)
         _refuse_system(text, proven, dfd, st, mounts)
+        if file_name is None:  # the directory itself, readable for the walk ("." never follows anything)
+            try:
+                chain.append((None, os.open(".", _DIR_FLAGS, dir_fd=dfd)))
+            except OSError as exc:
+                raise RootRefused(text, "cannot open the directory: %s" % exc.strerror) from None
     except BaseException:
         for _name, fd in chain:
             os.close(fd)
