@@ -56,8 +56,8 @@ def check_owner(module, chown_to, owner, group):
     try:
         return stripmod.check_owner(chown_to)
     except ValueError as exc:
-        module.fail_json(msg="owner %s%s: %s" % (owner, "" if group is None else " group %s" % group,
-                                                  str(exc).replace("chown_to ", "")))
+        who = owner if group is None else "%s group %s" % (owner, group)
+        module.fail_json(msg="owner %s: %s" % (who, str(exc).replace("chown_to ", "")))
 
 
 def run_walk_module(module, **kwargs):
