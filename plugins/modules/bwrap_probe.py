@@ -85,6 +85,13 @@ options:
       - When false, the result is returned for the caller to judge (RV(ok)).
     type: bool
     default: false
+  remediation_hints:
+    description:
+      - Text to add to the failure message of O(require_pass) for a RV(remediation), keyed by its name, in the
+        caller's own terms; the bwrap role passes its variable names (its C(bwrap_remediation_hints)).
+        RV(remediation_text) itself names the fix in the library's terms only.
+    type: dict
+    version_added: 0.1.0
   plugin_settings:
     description:
       - Hermes bubblewrap plugin settings (C(plugins.entries.bubblewrap.settings)) to validate the way the
@@ -292,6 +299,7 @@ def main():
             "require_pass": {"type": "bool", "default": False, "no_log": False},
             "plugin_settings": {"type": "dict"},
             "hermes_home": {"type": "path"},
+            "remediation_hints": {"type": "dict"},
         },
         supports_check_mode=True,
     )
@@ -328,8 +336,10 @@ def main():
         module.warn(warning)
     result = dict(report, changed=False)
     if params["require_pass"] and not report["ok"]:
-        module.fail_json(msg="bwrap probe failed (%s): %s. Fix (%s): %s" % (
-            report["reason"], report["message"], report["remediation"], report["remediation_text"]), **result)
+        hint = (params["remediation_hints"] or {}).get(report["remediation"])
+        module.fail_json(msg="bwrap probe failed (%s): %s. Fix (%s): %s%s" % (
+            report["reason"], report["message"], report["remediation"], report["remediation_text"],
+            " (%s)" % hint if hint else ""), **result)
     module.exit_json(**result)
 
 
