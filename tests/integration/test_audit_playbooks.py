@@ -214,3 +214,33 @@ def test_site_applies_terminal_home_from_survey_strings_and_a_second_run_changes
     assert "home_mode: profile" in (fleet["homes"]["clean"] / "config.yaml").read_text()
     rc, out = playbook(fleet, "site", survey, "--tags", "home", limit="clean")
     assert rc == 0 and out["stats"]["clean"]["changed"] == 0
+
+
+def test_sliced_runs_merge_into_the_report_of_the_whole_fleet(fleet):
+    slices = []
+    for i, hosts in enumerate(("dirty,gone", "clean,missing")):
+        out_dir = fleet["tmp"] / ("slice-%d" % i)
+        rc, _out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_report_dir=str(out_dir)), limit=hosts)
+        assert rc != 0
+        slices.append(str(out_dir))
+    merged = fleet["tmp"] / "merged"
+    proc = subprocess.run([os.path.join(TOP, ".venv", "bin", "sandboxguard"), "report", "merge", "--out", str(merged),
+                           *slices], capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    report = load(merged / "boundary-audit.json")
+    assert {n: h["status"] for n, h in report["hosts"].items()} == {
+        "gone": "unreachable", "dirty": "findings", "clean": "findings", "missing": "clean"}
+    assert report["summary"]["hosts_total"] == 4 and report["merged_from"] == slices
+    assert sorted(os.listdir(merged / "hosts")) == ["clean.json", "dirty.json", "gone.json", "missing.json"]
+
+
+def test_remediate_in_check_mode_says_what_would_change_and_changes_nothing(fleet):
+    survey = {"sandboxguard_home_mode": "profile", "sandboxguard_quarantine_dir": str(fleet["tmp"] / "quarantine")}
+    config = (fleet["homes"]["clean"] / "config.yaml").read_text()
+    rc, out = playbook(fleet, "remediate", survey, "--check", limit="dirty,clean")
+    assert rc == 0, out["stats"]
+    assert out["stats"]["dirty"]["changed"] > 0 and out["stats"]["clean"]["changed"] > 0
+    assert (fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell").stat().st_mode & 0o4000
+    assert "beacon" in (fleet["tmp"] / "dirty" / "spool" / "root").read_text()
+    assert (fleet["homes"]["clean"] / "config.yaml").read_text() == config
+    assert not (fleet["tmp"] / "quarantine").exists()
