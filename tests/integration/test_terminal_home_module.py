@@ -169,10 +169,10 @@ def test_old_module_name_still_works_through_the_redirect_and_warns(agent):
     new = run_module("leaks_info", {"users": [agent["name"]]}, "--check")
     assert "failed" not in old and old["leaks"] == new["leaks"]
     assert old["users"] == [agent["name"]]
-    [deprecation] = old["deprecations"]
+    [deprecation] = [d for d in old["deprecations"] if d["collection_name"] == "sandboxguard.boundary"]
     assert deprecation["version"] == "2.0.0"
     assert "boundary_leaks_info" in deprecation["msg"] and "sandboxguard.boundary.leaks_info" in deprecation["msg"]
-    assert not new.get("deprecations")
+    assert not new.get("deprecations")  # nothing else in the result is deprecated either
 
 
 def test_old_module_name_works_in_a_playbook_and_warns(agent, tmp_path):
@@ -194,3 +194,35 @@ def test_old_module_name_works_in_a_playbook_and_warns(agent, tmp_path):
     output = " ".join((proc.stdout + proc.stderr).split())
     assert "[DEPRECATION WARNING]: sandboxguard.boundary.boundary_leaks_info has been deprecated" in output
     assert "renamed sandboxguard.boundary.leaks_info" in output
+
+
+def test_leak_audit_baseline_reports_only_what_a_run_added_even_in_check_mode(agent, tmp_path):
+    name, home = agent["name"], agent["home"]
+    subprocess.run(["crontab", "-u", name, "-"], input=b"@daily /usr/bin/true\n", check=True)
+    baseline = str(tmp_path / "before.json")
+    before = run_module("leaks_info", {"users": [name], "baseline": baseline, "baseline_mode": "write"}, "--check")
+    assert before["baseline"]["action"] == "written" and before["changed"] is False
+    assert before["counts"]["cron_job"] == 1
+    # the run: a second job through the real crontab, a key written by ssh-keygen, an autostart entry
+    subprocess.run(["crontab", "-u", name, "-"], input=b"@daily /usr/bin/true\n0 3 * * * /tmp/evil\n", check=True)
+    ssh = os.path.join(home, ".ssh")
+    os.makedirs(ssh, exist_ok=True)
+    with open(os.path.join(ssh, "id_ed25519"), "w") as handle:
+        handle.write("key\n")
+    os.makedirs(os.path.join(home, ".config", "autostart"))
+    with open(os.path.join(home, ".config", "autostart", "x.desktop"), "w") as handle:
+        handle.write("[Desktop Entry]\n")
+    after = run_module("leaks_info", {"users": [name], "baseline": baseline, "fail_on_leaks": True})
+    assert after.get("failed") is True
+    got = sorted((f["kind"], f["change"], f.get("entry")) for f in after["findings"])
+    assert got == [("autostart", "added", "x.desktop"), ("cron_job", "added", "0 3 * * * /tmp/evil"),
+                   ("ssh_file", "added", None)]
+    assert after["baseline"]["action"] == "compared"
+
+
+def test_leak_audit_with_a_bad_baseline_fails_in_one_line(agent, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("{}")
+    result = run_module("leaks_info", {"users": [agent["name"]], "baseline": str(path), "baseline_mode": "compare"})
+    assert result.get("failed") is True
+    assert str(path) in result["msg"] and "\n" not in result["msg"]

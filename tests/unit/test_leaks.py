@@ -1,6 +1,7 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Leak audit over a fake host: spool, homes and a temp dir under a temp directory."""
+import json
 import os
 
 import pytest
@@ -28,12 +29,21 @@ def host(tmp_path):
     tmp.mkdir()
     home = tmp_path / "home" / "agent"
     home.mkdir(parents=True)
-    return {"spool": str(spool), "tmp": str(tmp), "home": str(home),
+    at_spool = tmp_path / "atjobs"
+    at_spool.mkdir()
+    runtime = tmp_path / "run-user"
+    runtime.mkdir()
+    return {"spool": str(spool), "tmp": str(tmp), "home": str(home), "at": str(at_spool), "runtime": str(runtime),
             "accounts": [("agent", os.getuid(), str(home))]}
 
 
+def where(host):
+    return {"accounts": host["accounts"], "tmp_dir": host["tmp"], "spool_dir": host["spool"],
+            "at_spool_dirs": (host["at"],), "runtime_root": host["runtime"]}
+
+
 def run(host, **kw):
-    return leaks.audit(accounts=host["accounts"], tmp_dir=host["tmp"], spool_dir=host["spool"], now=NOW, **kw)
+    return leaks.audit(now=NOW, **where(host), **kw)
 
 
 def test_a_clean_host_has_no_findings(host):
@@ -127,6 +137,263 @@ def test_users_narrows_the_audit(host):
 
 def test_an_unreadable_spool_is_an_error_not_a_crash(host, tmp_path):
     not_a_dir = touch(tmp_path / "spool-file")
-    report = leaks.audit(accounts=host["accounts"], tmp_dir=host["tmp"], spool_dir=not_a_dir, now=NOW)
+    report = leaks.audit(now=NOW, **dict(where(host), spool_dir=not_a_dir))
     assert not report["complete"]
-    assert report["errors"][0] == {"path": not_a_dir, "op": "listdir", "error": "Not a directory"}
+    assert report["errors"][0] == {"path": not_a_dir, "op": "listdir", "error": "ENOTDIR: Not a directory"}
+
+
+# --- the whole table, streamed (issue 10 item 16) -------------------------------------------
+
+@pytest.mark.parametrize("comment_bytes", [(1 << 20) + 1, 2 << 20, 5 << 20])
+def test_a_job_after_a_long_comment_line_is_reported_and_complete(host, comment_bytes):
+    path = touch(os.path.join(host["spool"], "agent"),
+                 HEADER + b"#" + b"x" * comment_bytes + b"\n0 2 * * * /h/evil.sh\n")
+    report = run(host)
+    assert [(f["line"], f["entry"]) for f in report["findings"]] == [(2, "0 2 * * * /h/evil.sh")]
+    assert report["findings"][0]["path"] == path
+    assert report["complete"] is True
+
+
+def test_a_job_after_two_mebibytes_of_jobs_is_reported(host):
+    table = HEADER + b"".join(b"0 2 * * * /h/job-%06d.sh\n" % i for i in range(100000)) + b"@daily /h/last.sh\n"
+    assert len(table) > 2 << 20
+    touch(os.path.join(host["spool"], "agent"), table)
+    report = run(host)
+    assert report["counts"]["cron_job"] == 100001
+    assert report["findings"][-1]["entry"] == "@daily /h/last.sh"
+    assert report["complete"] is True
+
+
+def test_a_job_line_longer_than_the_cap_makes_the_report_incomplete(host):
+    long_job = b"0 2 * * * " + b"y" * (leaks.MAX_LINE_BYTES + 10) + b"\n"
+    path = touch(os.path.join(host["spool"], "agent"), HEADER + long_job)
+    report = run(host)
+    assert report["counts"]["cron_job"] == 1
+    assert report["complete"] is False
+    assert report["errors"][0]["path"] == path and "longer than" in report["errors"][0]["error"]
+
+
+def test_iter_lines_splits_across_chunk_boundaries():
+    chunks = [b"ab", b"c\nde", b"", b"f\n\ngh"]
+    assert list(leaks._iter_lines(chunks, cap=4)) == [(b"abc", 3), (b"def", 3), (b"", 0), (b"gh", 2)]
+    assert list(leaks._iter_lines([b"abcdefgh\n"], cap=3)) == [(b"abc", 8)]
+
+
+def test_a_nul_splits_a_line_into_entries_as_crons_reader_does():
+    assert leaks.cron_jobs(b"0 1 * * * a\0* * * * * b\n# c\0* * * * * d\n") == [
+        (1, "0 1 * * * a"), (1, "* * * * * b")]
+
+
+def test_a_fifo_in_the_spool_is_not_opened(host):
+    os.mkfifo(os.path.join(host["spool"], "agent"))
+    report = run(host)
+    assert report["findings"] == [] and report["complete"]
+
+
+# --- more channels (issue 10 item 17) -------------------------------------------------------
+
+AT_JOB = (b"#!/bin/sh\n# atrun uid=%d gid=%d\n# mail agent 0\numask 22\nHOME=/home/agent; export HOME\n"
+          b"cd /home/agent || {\n\t echo 'Execution directory inaccessible' >&2\n\t exit 1\n}\n"
+          b"${SHELL:-/bin/sh} << 'marcinDELIMITER2b6e1f0a'\n/home/agent/.hermes/scripts/backup.sh\n"
+          b"marcinDELIMITER2b6e1f0a\n")
+
+
+def test_at_and_batch_jobs_are_findings_with_their_command(host):
+    name = "a%05x%08x" % (7, (NOW + 3600) // 60)
+    path = touch(os.path.join(host["at"], name), AT_JOB % (os.getuid(), os.getgid()), age=60)
+    batch = touch(os.path.join(host["at"], "b%05x%08x" % (8, NOW // 60)), b"#!/bin/sh\necho hi\n")
+    touch(os.path.join(host["at"], ".SEQ"), b"9\n")
+    report = run(host)
+    jobs = [f for f in report["findings"] if f["kind"] == "at_job"]
+    assert [(f["path"], f["job"], f["queue"], f["user"]) for f in jobs] == [
+        (path, 7, "a", "agent"), (batch, 8, "b", "agent")]
+    assert jobs[0]["entry"] == "/home/agent/.hermes/scripts/backup.sh"
+    assert jobs[0]["run_at"] == (NOW + 3600) // 60 * 60
+    assert "backup.sh" in jobs[0]["reason"]
+    assert report["counts"]["at_job"] == 2
+
+
+def test_at_jobs_of_other_users_are_left_out_when_users_narrows_the_audit(host):
+    touch(os.path.join(host["at"], "a0000100000000"), AT_JOB % (os.getuid() + 1, 0))
+    assert run(host, users=["agent"])["counts"]["at_job"] == 0
+    assert run(host)["counts"]["at_job"] == 1
+
+
+def test_transient_units_left_by_systemd_run_are_findings(host):
+    transient = os.path.join(host["runtime"], str(os.getuid()), "systemd", "transient")
+    timer = touch(os.path.join(transient, "run-r0123.timer"))
+    service = touch(os.path.join(transient, "run-r0123.service"))
+    runtime_unit = touch(os.path.join(host["runtime"], str(os.getuid()), "systemd", "user", "x.service"))
+    report = run(host)
+    got = sorted((f["kind"], f["path"]) for f in report["findings"])
+    assert got == [("transient_unit", service), ("transient_unit", timer), ("user_unit", runtime_unit)]
+    assert next(f for f in report["findings"] if f["kind"] == "user_unit")["scope"] == "runtime"
+
+
+def test_units_under_local_share_systemd_user_are_findings(host):
+    unit = touch(os.path.join(host["home"], ".local", "share", "systemd", "user", "leak.service"))
+    assert [(f["kind"], f["path"]) for f in run(host)["findings"]] == [("user_unit", unit)]
+
+
+def test_autostart_entries_are_findings(host):
+    entry = touch(os.path.join(host["home"], ".config", "autostart", "leak.desktop"), b"[Desktop Entry]\n")
+    report = run(host)
+    assert [(f["kind"], f["path"], f["entry"]) for f in report["findings"]] == [("autostart", entry, "leak.desktop")]
+
+
+def test_a_symlinked_config_dir_is_not_followed(host, tmp_path):
+    outside = tmp_path / "outside"
+    touch(outside / "autostart" / "x.desktop")
+    touch(outside / "systemd" / "user" / "x.service")
+    os.symlink(str(outside), os.path.join(host["home"], ".config"))
+    report = run(host)
+    assert report["findings"] == [] and report["complete"]
+
+
+def test_every_finding_has_kind_path_and_a_reason(host):
+    touch(os.path.join(host["spool"], "agent"), HEADER + b"@daily x\n")
+    touch(os.path.join(host["home"], ".hermes", "scripts", "a.sh"))
+    touch(os.path.join(host["home"], ".config", "autostart", "a.desktop"))
+    touch(os.path.join(host["at"], "a0000100000000"), AT_JOB % (os.getuid(), 0))
+    os.mkdir(os.path.join(host["tmp"], "ab-1"))
+    report = run(host)
+    assert len(report["findings"]) == 5
+    for item in report["findings"]:
+        assert item["kind"] in leaks.KINDS and item["path"] and item["reason"]
+        assert not any(key.startswith("_") for key in item)
+    assert len(leaks.finding_lines(report)) == 5
+    # the report envelope
+    for key in ("roots", "changed", "complete", "errors", "warnings", "counts", "elapsed"):
+        assert key in report
+
+
+def test_ssh_and_shell_rc_files_are_not_findings_without_a_baseline(host):
+    touch(os.path.join(host["home"], ".ssh", "authorized_keys"))
+    touch(os.path.join(host["home"], ".bashrc"))
+    assert run(host)["findings"] == []
+
+
+# --- baseline mode (issue 10 items 15 and 17) -------------------------------------------------
+
+def snap(host):
+    return leaks.snapshot(now=NOW, **where(host))
+
+
+def test_baseline_reports_only_what_the_run_added(host):
+    touch(os.path.join(host["spool"], "agent"), HEADER + b"@daily old\n")
+    touch(os.path.join(host["home"], ".hermes", "scripts", "old.sh"))
+    os.mkdir(os.path.join(host["tmp"], "ab-old"))
+    before = snap(host)
+    # the run
+    touch(os.path.join(host["spool"], "agent"), HEADER + b"@daily old\n0 2 * * * new\n")
+    new_script = touch(os.path.join(host["home"], ".hermes", "scripts", "new.sh"))
+    os.mkdir(os.path.join(host["tmp"], "ab-new"))
+    report = run(host, baseline=before)
+    got = [(f["kind"], os.path.basename(f["path"]), f.get("entry"), f["change"]) for f in report["findings"]]
+    assert got == [("cron_job", "agent", "0 2 * * * new", "added"), ("hermes_script", "new.sh", None, "added"),
+                   ("tmp_run_dir", "ab-new", None, "added")]
+    assert new_script in leaks.finding_lines(report)[1]
+
+
+def test_baseline_notices_a_new_key_in_the_real_ssh_dir_and_a_changed_rc_file(host):
+    touch(os.path.join(host["home"], ".ssh", "authorized_keys"), b"ssh-ed25519 AAAA op\n")
+    rc = touch(os.path.join(host["home"], ".bashrc"), b"# rc\n", age=100)
+    touch(os.path.join(host["home"], ".profile"), b"# profile\n", age=100)
+    before = snap(host)
+    key = touch(os.path.join(host["home"], ".ssh", "id_ed25519"), b"-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    touch(rc, b"# rc\nalias sudo='evil'\n")
+    report = run(host, baseline=before)
+    assert [(f["kind"], f["path"], f["change"]) for f in report["findings"]] == [
+        ("ssh_file", key, "added"), ("shell_rc", rc, "modified")]
+
+
+def test_baseline_with_nothing_new_is_clean(host):
+    touch(os.path.join(host["spool"], "agent"), HEADER + b"@daily x\n@daily x\n")
+    touch(os.path.join(host["home"], ".ssh", "config"))
+    before = snap(host)
+    assert run(host, baseline=before)["findings"] == []
+
+
+def test_baseline_counts_a_repeated_cron_job_once_more(host):
+    touch(os.path.join(host["spool"], "agent"), HEADER + b"@daily x\n@daily x\n")
+    before = snap(host)
+    touch(os.path.join(host["spool"], "agent"), HEADER + b"@daily x\n@daily x\n@daily x\n")
+    report = run(host, baseline=before)
+    assert [(f["entry"], f["line"], f["change"]) for f in report["findings"]] == [("@daily x", 3, "added")]
+
+
+def test_baseline_file_is_written_when_missing_then_compared(host, tmp_path):
+    path = str(tmp_path / "baseline.json")
+    touch(os.path.join(host["home"], ".hermes", "scripts", "old.sh"))
+    first = leaks.audit_with_baseline_file(path, now=NOW, **where(host))
+    assert first["baseline"]["action"] == "written"
+    assert first["counts"]["hermes_script"] == 1  # the plain audit of what is there before the run
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    touch(os.path.join(host["home"], ".hermes", "scripts", "new.sh"))
+    second = leaks.audit_with_baseline_file(path, now=NOW, **where(host))
+    assert second["baseline"]["action"] == "compared"
+    assert [os.path.basename(f["path"]) for f in second["findings"]] == ["new.sh"]
+    third = leaks.audit_with_baseline_file(path, mode="write", now=NOW, **where(host))
+    assert third["baseline"]["action"] == "written"
+    assert leaks.audit_with_baseline_file(path, mode="compare", now=NOW, **where(host))["findings"] == []
+
+
+@pytest.mark.parametrize("content", [b"not json", b'{"schema": "other", "items": []}', b"[]"])
+def test_a_bad_baseline_file_is_an_error_naming_it(host, tmp_path, content):
+    path = touch(tmp_path / "baseline.json", content)
+    with pytest.raises(leaks.LeakAuditError, match=r"baseline\.json"):
+        leaks.audit_with_baseline_file(path, mode="compare", **where(host))
+
+
+def test_compare_without_a_baseline_file_is_an_error(host, tmp_path):
+    with pytest.raises(leaks.LeakAuditError, match="No such file"):
+        leaks.audit_with_baseline_file(str(tmp_path / "missing.json"), mode="compare", **where(host))
+
+
+# --- the CLI ------------------------------------------------------------------------------
+
+def cli(*args):
+    import subprocess
+    import sys
+
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python", "src")
+    return subprocess.run([sys.executable, "-m", "sandboxguard_cli", "leaks", *args], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=src), check=False)
+
+
+def test_cli_baseline_writes_then_reports_only_what_was_added(tmp_path):
+    import uuid
+
+    pattern = "sgleak-%s-*" % uuid.uuid4().hex[:8]
+    baseline = str(tmp_path / "before.json")
+    common = ("--user", "no-such-user-sg", "--tmp-pattern", pattern, "--baseline", baseline)
+    first = cli(*common)
+    assert first.returncode == 0, first.stderr
+    assert "baseline written to %s" % baseline in first.stdout
+    run_dir = "/tmp/" + pattern.replace("*", "run")
+    os.mkdir(run_dir)
+    try:
+        second = cli(*common, "--json")
+        assert second.returncode == 1
+        report = json.loads(second.stdout)
+        assert [(f["kind"], f["path"], f["change"]) for f in report["findings"]] == [
+            ("tmp_run_dir", run_dir, "added")]
+        assert report["baseline"]["action"] == "compared"
+        human = cli(*common)
+        assert human.stdout.splitlines()[0] == "1 leak(s) outside the sandbox since the baseline"
+        assert run_dir in human.stdout
+    finally:
+        os.rmdir(run_dir)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [(("--baseline-mode", "compare"), "--baseline-mode needs --baseline"),
+     (("--baseline", "/nonexistent/dir/b.json", "--baseline-mode", "compare"), "/nonexistent/dir/b.json"),
+     (("--min-age", "-5"), "--min-age")],
+)
+def test_cli_bad_input_is_exit_2_in_one_line(args, needle):
+    proc = cli("--user", "no-such-user-sg", *args)
+    assert proc.returncode == 2
+    assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,74 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""`sandboxguard leaks`: list what agents left outside their sandbox (see sandboxguard/leaks.py).
+
+    sandboxguard leaks [--user NAME]... [--json]                   cron and at jobs, scripts, units...
+    sandboxguard leaks --baseline FILE                             before a run: write the snapshot
+    sandboxguard leaks --baseline FILE                             after it: only what the run added
+
+With --baseline, FILE is written when it does not exist and compared with when it does
+(--baseline-mode write|compare forces one). Read only otherwise; run as root to read
+other users' tables and homes. Exit 0 when nothing is found, 1 for findings or an
+incomplete audit, 2 for bad input.
+"""
+import json
+import sys
+
+from sandboxguard import leaks
+
+from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+
+
+def _printable(text):
+    """*text* with control characters and undecodable bytes escaped: a hostile file name
+    cannot forge lines of the output or crash it."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   if ord(c) >= 0x100 else "\\x%02x" % ord(c) for c in text)
+
+
+def register(subparsers):
+    parser = subparsers.add_parser("leaks", help="list cron/at jobs, scripts, user units and other leftovers of "
+                                   "eval runs outside the sandbox", description=__doc__.splitlines()[0])
+    parser.add_argument("--user", action="append", default=[], metavar="NAME",
+                        help="audit only this account (repeat for more); default: root and every regular account")
+    parser.add_argument("--baseline", metavar="FILE", help="baseline mode: the snapshot file (see above)")
+    parser.add_argument("--baseline-mode", choices=leaks.BASELINE_MODES, default="auto",
+                        help="auto (default): write FILE when missing, else compare; write; compare")
+    parser.add_argument("--min-age", type=int, default=0, metavar="SECONDS",
+                        help="leave out findings younger than this (a run still in progress)")
+    parser.add_argument("--tmp-pattern", action="append", metavar="GLOB",
+                        help="run directory names in /tmp (default: ab-*)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args):
+    if args.min_age < 0:
+        raise UsageError("--min-age %d: use 0 or more seconds" % args.min_age)
+    kwargs = {"users": [u.strip() for u in args.user if u.strip()] or None, "min_age": args.min_age,
+              "tmp_patterns": tuple(args.tmp_pattern or leaks.DEFAULT_TMP_PATTERNS)}
+    try:
+        if args.baseline:
+            report = leaks.audit_with_baseline_file(args.baseline, args.baseline_mode, **kwargs)
+        elif args.baseline_mode != "auto":
+            raise UsageError("--baseline-mode needs --baseline FILE")
+        else:
+            report = leaks.audit(**kwargs)
+    except leaks.LeakAuditError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        base = report.get("baseline")
+        what = " since the baseline" if base and base["action"] == "compared" else ""
+        print("%d leak(s) outside the sandbox%s%s" % (report["leaks"], what,
+              "" if report["complete"] else " (incomplete: see errors)"))
+        for line in leaks.finding_lines(report):
+            print("  " + _printable(line))
+        if base and base["action"] == "written":
+            print("baseline written to %s (%d items)" % (base["path"], base["items"]))
+        for error in report["errors"]:
+            print("sandboxguard leaks: %s: %s: %s" % (error["path"], error["op"], error["error"]), file=sys.stderr)
+        for warning in report["warnings"]:
+            print("sandboxguard leaks: warning: %s" % warning, file=sys.stderr)
+    return EXIT_FINDINGS if report["leaks"] or not report["complete"] else EXIT_OK
