@@ -588,233 +588,262 @@ def default_table(environ=None):
     return None
 
 
-class _Run:
-    def __init__(self, io, table):
-        self.io = io
-        self.table = table
-        self.user = None
-        self.real_user = None
-        self.option = None
+class _Options:
+    """What the command line asked for (crontab.c parse_args): who, which operation, flags."""
+
+    def __init__(self, user):
+        self.user = self.real_user = user
+        self.operation = None  # "help", "list", "delete", "edit" or "replace"
         self.prompt_on_delete = False
         self.dry_run = False
         self.filename = ""
-        self.new_data = None
 
-    def table_for_user(self):
-        if self.user == self.real_user:
-            return self.table
-        return "%s.%s" % (self.table, self.user)
 
-    def parse_args(self, args):
-        me = _passwd_by_uid(os.getuid())
-        if me is None:
-            self.io.err("%s: your UID isn't in the passwd file.\nbailing out.\n" % PROGRAM)
-            raise CrontabExit(ERROR_EXIT)
-        self.user = self.real_user = me.pw_name
-        options, operands = _getopt(args)
-        for letter, value in options:
-            if letter == "?":
-                self.io.err(value)
-                _usage(self.io, "unrecognized option")
-            elif letter == "n":
-                self.dry_run = True
-            elif letter == "i":
-                self.prompt_on_delete = True
-            elif letter == "u":
-                entry = _passwd_by_name(value)
-                if entry is None:
-                    self.io.err("%s:  user `%s' unknown\n" % (PROGRAM, value))
-                    raise CrontabExit(ERROR_EXIT)
-                if os.getuid() != 0 and os.getuid() != entry.pw_uid:
-                    self.io.err("must be privileged to use -u\n")
-                    raise CrontabExit(ERROR_EXIT)
-                self.user = entry.pw_name
-            else:
-                if self.option is not None:
-                    _usage(self.io, "only one operation permitted")
-                self.option = {"h": "help", "l": "list", "r": "delete", "e": "edit"}[letter]
-        if self.option is not None:
-            if operands:
-                _usage(self.io, "no arguments permitted after this option")
-        elif operands:
-            self.option = "replace"
-            self.filename = operands[0]
+_OPERATIONS = {"h": "help", "l": "list", "r": "delete", "e": "edit"}
+
+
+def _parse_args(io, args):
+    """Parse *args* as the real crontab does; print its messages and raise CrontabExit on error."""
+    me = _passwd_by_uid(os.getuid())
+    if me is None:
+        io.err("%s: your UID isn't in the passwd file.\nbailing out.\n" % PROGRAM)
+        raise CrontabExit(ERROR_EXIT)
+    options = _Options(me.pw_name)
+    flags, operands = _getopt(args)
+    for letter, value in flags:
+        if letter == "?":
+            io.err(value)
+            _usage(io, "unrecognized option")
+        elif letter == "n":
+            options.dry_run = True
+        elif letter == "i":
+            options.prompt_on_delete = True
+        elif letter == "u":
+            options.user = _other_user(io, value)
         else:
-            _usage(self.io, "file name must be specified for replace")
-        if self.option == "replace":
-            self.new_data = self._read_new_table()
+            if options.operation is not None:
+                _usage(io, "only one operation permitted")
+            options.operation = _OPERATIONS[letter]
+    if options.operation is not None:
+        if operands:
+            _usage(io, "no arguments permitted after this option")
+    elif operands:
+        options.operation = "replace"
+        options.filename = operands[0]
+    else:
+        _usage(io, "file name must be specified for replace")
+    return options
 
-    def _read_new_table(self):
-        if self.filename == "-":
-            return self.io.stdin.read()
+
+def _other_user(io, name):
+    """``-u NAME``: allowed for one's own name, or for anyone as root."""
+    entry = _passwd_by_name(name)
+    if entry is None:
+        io.err("%s:  user `%s' unknown\n" % (PROGRAM, name))
+        raise CrontabExit(ERROR_EXIT)
+    if os.getuid() not in (0, entry.pw_uid):
+        io.err("must be privileged to use -u\n")
+        raise CrontabExit(ERROR_EXIT)
+    return entry.pw_name
+
+
+def _read_new_table(io, filename):
+    """The table to install: standard input for ``-``, else the regular file *filename*."""
+    if filename == "-":
+        return io.stdin.read()
+    try:
+        fd = os.open(filename, os.O_RDONLY)
+    except OSError as exc:
+        io.err("%s: %s\n" % (filename, os.strerror(exc.errno or 0)))
+        raise CrontabExit(ERROR_EXIT) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        io.err("%s: Not a regular file.\n" % filename)
+        raise CrontabExit(ERROR_EXIT)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+class _Table:
+    """One user's table file, in the format of the spool entry the real crontab writes."""
+
+    def __init__(self, io, path, user):
+        self.io = io
+        self.path = path
+        self.user = user
+
+    def list(self):
+        """``-l``: print the table without its header."""
         try:
-            fd = os.open(self.filename, os.O_RDONLY)
-        except OSError as exc:
-            self.io.err("%s: %s\n" % (self.filename, os.strerror(exc.errno or 0)))
-            raise CrontabExit(ERROR_EXIT) from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            self.io.err("%s: Not a regular file.\n" % self.filename)
-            raise CrontabExit(ERROR_EXIT)
-        with os.fdopen(fd, "rb") as handle:
-            return handle.read()
-
-    def run(self, args):
-        if not args:
-            args = ["-"]
-        self.parse_args(args)
-        if self.option == "help":
-            _usage(self.io, "")
-        if self.option == "list":
-            self.list_cmd()
-        elif self.option == "delete":
-            self.delete_cmd()
-        elif self.option == "edit":
-            self.edit_cmd()
-        elif self.option == "replace" and self.replace_cmd(self.new_data, self.filename) < 0:
-            return ERROR_EXIT
-        return OK_EXIT
-
-    def list_cmd(self):
-        try:
-            with open(self.table_for_user(), "rb") as handle:
+            with open(self.path, "rb") as handle:
                 data = handle.read()
         except FileNotFoundError:
             self.io.err("no crontab for %s\n" % self.user)
             raise CrontabExit(ERROR_EXIT) from None
         except OSError as exc:
-            self.io.err("%s/: fopen: %s\n" % (self.table_for_user(), os.strerror(exc.errno or 0)))
+            self.io.err("%s/: fopen: %s\n" % (self.path, os.strerror(exc.errno or 0)))
             raise CrontabExit(ERROR_EXIT) from None
         keep = os.environ.get("CRONTAB_NOHEADER", "")[:1].upper() == "N"
         self.io.out(strip_header(data, keep_header=keep))
 
-    def delete_cmd(self):
-        path = self.table_for_user()
-        if not os.path.exists(path):
+    def delete(self, prompt):
+        """``-r`` (``-i``: ask first; end of input keeps the table, where the real one loops)."""
+        if not os.path.exists(self.path):
             self.io.err("no crontab for %s\n" % self.user)
             raise CrontabExit(ERROR_EXIT)
-        if self.prompt_on_delete:
-            self.io.out("crontab: really delete %s's crontab? (y/n) " % self.user)
-            while True:
-                answer = self.io.readline()
-                if not answer:
-                    self.io.err("Please enter Y or N: ")
-                    raise CrontabExit(ERROR_EXIT)
-                first = answer[:1].lower()
-                if first in (b"y", b"n"):
-                    break
-                self.io.err("Please enter Y or N: ")
-            if first == b"n":
-                raise CrontabExit(OK_EXIT)
+        if prompt and not self._confirm_delete():
+            raise CrontabExit(OK_EXIT)
         try:
-            os.unlink(path)
+            os.unlink(self.path)
         except FileNotFoundError:
             self.io.err("no crontab for %s\n" % self.user)
             raise CrontabExit(ERROR_EXIT) from None
 
-    def replace_cmd(self, data, filename):
-        """0 installed (or checked with -n), -1 syntax error, -2 could not write."""
+    def _confirm_delete(self):
+        self.io.out("crontab: really delete %s's crontab? (y/n) " % self.user)
+        while True:
+            answer = self.io.readline()
+            if not answer:
+                self.io.err("Please enter Y or N: ")
+                raise CrontabExit(ERROR_EXIT)
+            first = answer[:1].lower()
+            if first in (b"y", b"n"):
+                return first == b"y"
+            self.io.err("Please enter Y or N: ")
+
+    def install(self, data, filename, dry_run):
+        """Check *data* and install it: 0 installed (or checked with -n), -1 syntax error, -2 write error."""
         problems = check_table(data, filename)
         if problems:
             self.io.err("".join(p + "\n" for p in problems))
             return -1
-        if self.dry_run:
+        if dry_run:
             self.io.err("The syntax of the crontab file was successfully checked.\n")
             return 0
-        path = self.table_for_user()
-        directory = os.path.dirname(os.path.abspath(path))
         try:
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix="tmp.", dir=directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(header_lines(filename) + data)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.chmod(tmp, 0o600)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            _write_private(self.path, header_lines(filename) + data)
         except OSError as exc:
-            self.io.err("%s: %s: %s\n" % (PROGRAM, path, os.strerror(exc.errno or 0)))
+            self.io.err("%s: %s: %s\n" % (PROGRAM, self.path, os.strerror(exc.errno or 0)))
             return -2
         return 0
 
-    def edit_cmd(self):
-        path = self.table_for_user()
+    def editable(self):
+        """What ``-e`` hands the editor: the table without its header, or the help text."""
         try:
-            with open(path, "rb") as handle:
-                current = editable_text(handle.read())
+            with open(self.path, "rb") as handle:
+                return editable_text(handle.read())
         except FileNotFoundError:
             self.io.err("no crontab for %s - using an empty one\n" % self.user)
-            current = HELP_TEXT.encode()
+            return HELP_TEXT.encode()
         except OSError as exc:
-            self.io.err("%s/: fdopen: %s" % (path, os.strerror(exc.errno or 0)))
+            self.io.err("%s/: fdopen: %s" % (self.path, os.strerror(exc.errno or 0)))
             raise CrontabExit(ERROR_EXIT) from None
+
+
+def _write_private(path, data):
+    """Replace *path* with *data* atomically, mode 0600, its directory created 0700."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="tmp.", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class _Edit:
+    """``-e``: the table in a temporary file, the editor, then install or retry (crontab.c edit_cmd)."""
+
+    def __init__(self, io, table, dry_run):
+        self.io = io
+        self.table = table
+        self.dry_run = dry_run
+        self.directory = None
+        self.filename = None
+        self.retry_eof = False
+
+    def run(self):
+        self._write_temporary(self.table.editable())
+        with open(self.filename, "rb") as handle:
+            before = int(os.fstat(handle.fileno()).st_mtime)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or DEFAULT_EDITOR
+        while True:
+            self._run_editor(editor)
+            if int(self._edited_file_info().st_mtime) == before:
+                self.io.err("No modification made\n")
+                _remove_tree(self.directory)
+                return
+            self.io.err("%s: installing new crontab\n" % PROGRAM)
+            with open(self.filename, "rb") as handle:
+                result = self.table.install(handle.read(), self.filename, self.dry_run)
+            if result == 0:
+                _remove_tree(self.directory)
+                return
+            if result == -1 and self._ask_retry():
+                continue
+            self.io.err("%s: edits left in %s\n" % (PROGRAM, self.filename))
+            if result == -1 and self.retry_eof:
+                raise CrontabExit(ERROR_EXIT)
+            return
+
+    def _write_temporary(self, text):
+        # under TMPDIR: the real one is setgid, so glibc drops TMPDIR and it uses /tmp
         base = os.environ.get("TMPDIR") or "/tmp"
         try:
-            directory = _make_edit_dir(base)
+            self.directory = _make_edit_dir(base)
         except OSError as exc:
             self.io.err("%s/crontab.XXXXXX: %s\n" % (base, os.strerror(exc.errno or 0)))
             self.io.err("Creation of temporary crontab file failed - aborting\n")
             raise CrontabExit(ERROR_EXIT) from None
-        filename = os.path.join(directory, "crontab")
-        fd = os.open(filename, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        self.filename = os.path.join(self.directory, "crontab")
+        fd = os.open(self.filename, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(current)
+            handle.write(text)
             handle.flush()
-            before = int(os.fstat(handle.fileno()).st_mtime)
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or DEFAULT_EDITOR
-        while True:
-            status = _run_editor("%s %s" % (editor, filename), base)
-            if status > 0:
-                self.io.err('%s: "%s" exited with status %d\n' % (PROGRAM, editor, status))
-                self._fatal(directory)
-            if status < 0:
-                self.io.err('%s: "%s" killed; signal %d (no core dumped)\n' % (PROGRAM, editor, -status))
-                self._fatal(directory)
-            try:
-                info = os.stat(filename)
-            except OSError as exc:
-                self.io.err("Can't open tempfile after edit: %s\n" % os.strerror(exc.errno or 0))
-                self.io.err("Error while editing crontab\n")
-                self._fatal(directory)
-            if info.st_uid != os.getuid():
-                self.io.err("Temporary crontab no longer owned by you.\n")
-                self.io.err("Error while editing crontab\n")
-                self._fatal(directory)
-            if not stat.S_ISREG(info.st_mode):
-                self.io.err("The temporary crontab must remain a regular file")
-                self.io.err("Error while editing crontab\n")
-                self._fatal(directory)
-            if int(info.st_mtime) == before:
-                self.io.err("No modification made\n")
-                _remove_tree(directory)
-                return
-            self.io.err("%s: installing new crontab\n" % PROGRAM)
-            with open(filename, "rb") as handle:
-                result = self.replace_cmd(handle.read(), filename)
-            if result == 0:
-                _remove_tree(directory)
-                return
-            if result == -1 and self._ask_retry():
-                continue
-            self.io.err("%s: edits left in %s\n" % (PROGRAM, filename))
-            if result == -1 and self._retry_eof:
-                raise CrontabExit(ERROR_EXIT)
-            return
 
-    _retry_eof = False
+    def _run_editor(self, editor):
+        base = os.path.dirname(self.directory)
+        status = _run_editor("%s %s" % (editor, self.filename), base)
+        if status > 0:
+            self.io.err('%s: "%s" exited with status %d\n' % (PROGRAM, editor, status))
+            self._fatal()
+        if status < 0:
+            self.io.err('%s: "%s" killed; signal %d (no core dumped)\n' % (PROGRAM, editor, -status))
+            self._fatal()
+
+    def _edited_file_info(self):
+        """The temporary file after the editor: still ours and still a regular file, or fatal."""
+        try:
+            info = os.stat(self.filename)
+        except OSError as exc:
+            self.io.err("Can't open tempfile after edit: %s\n" % os.strerror(exc.errno or 0))
+            self.io.err("Error while editing crontab\n")
+            self._fatal()
+        if info.st_uid != os.getuid():
+            self.io.err("Temporary crontab no longer owned by you.\n")
+            self.io.err("Error while editing crontab\n")
+            self._fatal()
+        if not stat.S_ISREG(info.st_mode):
+            self.io.err("The temporary crontab must remain a regular file")
+            self.io.err("Error while editing crontab\n")
+            self._fatal()
+        return info
 
     def _ask_retry(self):
+        """"Do you want to retry the same edit?": True for y; end of input is no (the real one loops)."""
         while True:
             self.io.out("Do you want to retry the same edit? (y/n) ")
             answer = self.io.readline()
             if not answer:
                 self.io.err("Enter Y or N\n")
-                self._retry_eof = True
+                self.retry_eof = True
                 return False
             first = answer[:1].lower()
             if first == b"y":
@@ -823,9 +852,29 @@ class _Run:
                 return False
             self.io.err("Enter Y or N\n")
 
-    def _fatal(self, directory):
-        _remove_tree(directory)
+    def _fatal(self):
+        _remove_tree(self.directory)
         raise CrontabExit(ERROR_EXIT)
+
+
+def _run(io, table, args):
+    """One shim run: parse *args*, act on the table file *table* (or ``<table>.<user>``)."""
+    options = _parse_args(io, args or ["-"])
+    new_data = _read_new_table(io, options.filename) if options.operation == "replace" else None
+    if options.user != options.real_user:
+        table = "%s.%s" % (table, options.user)
+    target = _Table(io, table, options.user)
+    if options.operation == "help":
+        _usage(io, "")
+    elif options.operation == "list":
+        target.list()
+    elif options.operation == "delete":
+        target.delete(options.prompt_on_delete)
+    elif options.operation == "edit":
+        _Edit(io, target, options.dry_run).run()
+    elif target.install(new_data, options.filename, options.dry_run) < 0:
+        return ERROR_EXIT
+    return OK_EXIT
 
 
 def _make_edit_dir(base):
@@ -865,7 +914,7 @@ def main(argv=None, table=None, stdin=None, stdout=None, stderr=None):
         )
         return ERROR_EXIT
     try:
-        return _Run(io, path).run(args)
+        return _run(io, path, args)
     except CrontabExit as done:
         return done.status
     except KeyboardInterrupt:
