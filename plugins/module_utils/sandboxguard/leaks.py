@@ -478,6 +478,10 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=N
     now = time.time() if now is None else now
     report = new_report([]) if report is None else report
     uid_names = uid_names or {}
+    if not os.path.lexists(tmp_dir):
+        # an error as it always was (audit.check_leaks reports a missing one as absent)
+        add_error(report, tmp_dir, "listdir", FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), tmp_dir))
+        return []
     fd = _open_dir(tmp_dir, (), report)
     if fd is None:
         return []
