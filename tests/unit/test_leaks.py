@@ -198,6 +198,20 @@ AT_JOB = (b"#!/bin/sh\n# atrun uid=%d gid=%d\n# mail agent 0\numask 22\nHOME=/ho
           b"marcinDELIMITER2b6e1f0a\n")
 
 
+# what Debian's at 3.2.5 writes (no here-document)
+AT_JOB_DEBIAN = (b"#!/bin/sh\n# atrun uid=%d gid=%d\n# mail agent 0\numask 22\nHOME=/home/agent; export HOME\n"
+                 b"cd /home/agent || {\n\t echo 'Execution directory inaccessible' >&2\n\t exit 1\n}\n"
+                 b"/home/agent/.hermes/scripts/backup.sh\necho done\n")
+
+
+@pytest.mark.parametrize("template", [AT_JOB_DEBIAN, AT_JOB], ids=["debian-at-3.2.5", "here-document"])
+def test_at_job_command_is_read_from_the_job_file(host, template):
+    touch(os.path.join(host["at"], "a0000100000000"), template % (os.getuid(), os.getgid()))
+    [job] = run(host)["findings"]
+    assert job["entry"].splitlines()[0] == "/home/agent/.hermes/scripts/backup.sh"
+    assert job["job_uid"] == os.getuid()
+
+
 def test_at_and_batch_jobs_are_findings_with_their_command(host):
     name = "a%05x%08x" % (7, (NOW + 3600) // 60)
     path = touch(os.path.join(host["at"], name), AT_JOB % (os.getuid(), os.getgid()), age=60)

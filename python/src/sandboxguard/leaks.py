@@ -322,23 +322,34 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
 
 
 def _at_job_details(fd):
-    """(uid from the ``# atrun`` line or None, the command at(1) wrapped in its here-document)."""
+    """(uid from the ``# atrun`` line or None, the job's commands) of an at(1) job file.
+
+    at writes a header (``#!/bin/sh``, ``# atrun uid=N gid=M``, ``# mail``, umask and the
+    exported environment), then ``cd DIR || { ... }``, then the commands as given
+    (Debian's at 3.2.5); some versions wrap them in a here-document, which is unwrapped.
+    """
     uid = None
+    state = "header"  # header -> cd (inside the cd block) -> body
     delimiter = None
     command = []
     size = 0
     for head, _length in _iter_lines(_read_chunks(fd), MAX_ENTRY_CHARS):
-        if uid is None and delimiter is None:
+        if state == "header":
             match = _AT_UID.match(head)
-            if match:
+            if match and uid is None:
                 uid = int(match.group(1))
-                continue
-        if delimiter is None:
+            elif head.startswith(b"cd ") and head.endswith(b"|| {"):
+                state = "cd"
+            continue
+        if state == "cd":
+            state = "body" if head == b"}" else "cd"
+            continue
+        if delimiter is None and not command:
             match = _AT_HEREDOC.match(head)
             if match:
                 delimiter = match.group(1)
-            continue
-        if head == delimiter:
+                continue
+        if delimiter is not None and head == delimiter:
             break
         if size < MAX_ENTRY_CHARS:
             command.append(head.decode("utf-8", "replace"))
