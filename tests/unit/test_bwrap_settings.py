@@ -234,3 +234,13 @@ def test_a_home_allow_entry_that_links_into_a_credential_store_is_ignored(agent_
     result = validate_plugin_settings({"home_allow": [".zz-keys"]}, home=str(agent_home))
     assert result["settings"]["home_allow"] == []
     assert "hidden path" in result["warnings"][0]
+
+
+def test_a_store_that_links_to_the_home_itself_does_not_hide_the_home(agent_home):
+    (agent_home / ".vaults").symlink_to(agent_home)
+    result = validate_plugin_settings({"binds": [{"src": str(agent_home / "data")}], "home_allow": [".zz-tool"]},
+                                      home=str(agent_home))
+    assert result["settings"]["binds"] == [{"src": str(agent_home / "data"), "dest": str(agent_home / "data"),
+                                            "readonly": True}]
+    assert result["settings"]["home_allow"] == [".zz-tool"]
+    assert result["warnings"] == []

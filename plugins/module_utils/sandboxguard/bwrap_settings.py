@@ -75,10 +75,17 @@ def _resolve(root, path):
 
 
 def _hidden_set(home, hermes_home, root):
-    """The hidden paths as named and as resolved: credential stores, ``~/.hermes`` and ``hermes_home``."""
+    """The hidden paths as named and as resolved: credential stores, ``~/.hermes`` and ``hermes_home``.
+
+    A store that resolves to the home directory or above it is left out as resolved (as
+    Hermes leaves it out): hiding it would hide the home, and every bind under it would go.
+    """
     named = credentials.hidden_roots(home, hermes_home, "bwrap")
+    real_home = _resolve(root, home) if home else None
     found = []
     for path in named + [_resolve(root, p) for p in named]:
+        if real_home and credentials.under(real_home, path):
+            continue
         if path not in found:
             found.append(path)
     return found
