@@ -248,6 +248,14 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
             "targets": targets}
 
 
+def _check_method(method, image):
+    if method not in METHODS:
+        raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
+    if method == "container" and not image:
+        raise ValueError("the container method needs an image with find, chown, chmod, ls and sort "
+                         "(busybox or a Debian slim image): set image")
+
+
 def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
           method="native", image=None, owner=None, budget_per_step=DEFAULT_BUDGET_PER_STEP_S, dry_run=False,
           chown=True, info=None, engine=docker_engine):
@@ -262,11 +270,7 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
     ``sandboxes``), ``elapsed``; and engine, targets, containers, root_sources,
     refused_roots, sandboxes (one per target: path, owner, method, changed, steps[]).
     """
-    if method not in METHODS:
-        raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
-    if method == "container" and not image:
-        raise ValueError("the container method needs an image with find, chown, chmod, ls, awk and sort "
-                         "(busybox or a Debian slim image): set image")
+    _check_method(method, image)
     started = time.monotonic()
     if info is None:
         info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped, engine)
@@ -343,10 +347,7 @@ def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="nat
     event stream ends; raises docker_engine.EngineError when the stream is lost. Roots are
     derived once, here, from host configuration: nothing an event carries widens them.
     """
-    if method not in METHODS:
-        raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
-    if method == "container" and not image:
-        raise ValueError("the container method needs an image: set image")
+    _check_method(method, image)
     emit = emit or (lambda event: None)
     usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
     facts = sandboxes.engine_facts(engine.engine_info(client))

@@ -1,7 +1,6 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard fetch`: bring one file back from a remote sandbox, guarded and sanitised."""
-import json
 import os
 import re
 import sys
@@ -11,7 +10,8 @@ from sandboxguard.transport_docker import DockerExec
 from sandboxguard.transport_local import LocalExec
 from sandboxguard.transport_ssh import SSHExec, parse_target
 
-from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+from .. import output
+from ..main import EXIT_FINDINGS, UsageError
 
 _SIZE = re.compile(r"^(\d+)([KMG]i?B?|B)?$", re.IGNORECASE)
 _UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
@@ -124,8 +124,4 @@ def run(args):
         close = getattr(channel, "close", None)
         if close is not None:
             close()
-    if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
-    else:
-        _print_human(report)
-    return EXIT_OK if report["fetched"] else EXIT_FINDINGS
+    return output.emit(report, args.json, lambda rep, _out: _print_human(rep), findings=not report["fetched"])
