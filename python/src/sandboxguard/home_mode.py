@@ -496,7 +496,7 @@ def configure_terminal_home(hermes_home, mode, where="config", include_profiles=
     and reports what would change. Raises HomeModeError for a bad mode or *where*, and
     yamlconf.YamlEditError for a config it refuses to edit.
     """
-    from .report import dry_run_arg  # noqa: PLC0415
+    from .report import dry_run_arg, new_report  # noqa: PLC0415
     from .yamlconf import read_env_line, read_nested, set_env_line, set_nested  # noqa: PLC0415
 
     check = dry_run_arg(dry_run, check, "configure_terminal_home")  # the name used below
@@ -505,7 +505,7 @@ def configure_terminal_home(hermes_home, mode, where="config", include_profiles=
     base = norm_path(hermes_home)
     if not os.path.isdir(base):
         raise HomeModeError("hermes_home %s is not a directory: create the Hermes home first" % base)
-    report = {"mode": mode, "where": list(targets), "changed": False, "homes": [], "diff": []}
+    report = new_report([base], dry_run=check, mode=mode, where=list(targets), homes=[], diff=[])
     for home in hermes_homes(base, include_profiles):
         entry = {"hermes_home": home, "config_path": None, "previous": None, "config_changed": False,
                  "env_path": None, "env_previous": None, "env_changed": False,
