@@ -10,12 +10,14 @@ watcher's `watch`. molecule/sandbox_sweep runs the units under systemd.
 """
 import json
 import os
+import pwd
 import queue
 import stat
 import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
 from sandboxguard import docker_engine
@@ -222,3 +224,33 @@ def test_role_refuses_a_run_without_anything_to_sweep(tmp_path, host):
     assert rc != 0
     failed = task_result(out, "Check the scope, method and budget")
     assert "sandbox_sweep_hermes_homes" in failed["msg"]
+
+
+@pytest.fixture
+def named_owner():
+    """A user that exists only for this test, with its own primary group."""
+    name = "sgsw" + uuid.uuid4().hex[:8]
+    subprocess.run(["useradd", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name], check=True)
+    entry = pwd.getpwnam(name)
+    try:
+        yield {"name": name, "uid": entry.pw_uid, "gid": entry.pw_gid}
+    finally:
+        subprocess.run(["userdel", name], check=False, capture_output=True)
+
+
+def test_role_passes_an_owner_name_through_and_the_library_resolves_it(tmp_path, host, named_owner):
+    rc, _stats, out = run_role(tmp_path, dict(host["vars"], sandbox_sweep_owner=named_owner["name"]))
+    assert rc == 0, out
+    sweep = task_result(out, "Sweep every in-scope sandbox now (ownership return, setid, caps)")
+    assert [s["owner"] for s in sweep["sandboxes"]] == [[named_owner["uid"], named_owner["gid"]]]
+    assert os.lstat(host["ws"] / "suid").st_uid == named_owner["uid"]
+    args = task_result(out, "Build the CLI's scope and method arguments")["ansible_facts"]["sandbox_sweep_cli_args"]
+    assert "--owner=%s" % named_owner["name"] in args  # the CLI resolves the same name with the same rule
+
+
+def test_role_fails_on_an_owner_this_host_does_not_know_with_the_librarys_message(tmp_path, host):
+    rc, _stats, out = run_role(tmp_path, dict(host["vars"], sandbox_sweep_owner="no-such-user-sgtest"))
+    assert rc != 0
+    failed = task_result(out, "Sweep every in-scope sandbox now (ownership return, setid, caps)")
+    assert failed.get("failed") and "owner 'no-such-user-sgtest': no such user on this host" in failed["msg"]
+    assert os.lstat(host["ws"] / "suid").st_uid == 0  # nothing was swept
