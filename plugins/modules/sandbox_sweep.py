@@ -44,6 +44,8 @@ options:
     description:
       - User (name or uid) that ownership return gives files to. Default is the owner of each
         sandbox directory (C(<sandbox>), the parent of C(<sandbox>/docker)).
+      - C(USER:GROUP) text is accepted too, as the CLI's C(--owner) takes it (then leave O(group) unset); a user
+        alone gets its primary group; a uid with no passwd entry needs a group.
       - When the owner is root (the agent itself runs as root), no ownership is returned.
     type: str
   group:

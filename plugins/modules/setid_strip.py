@@ -37,6 +37,7 @@ options:
     description:
       - Give files and directories owned by root back to this user (name or uid) before
         stripping (ownership return). Unset means owners are not changed.
+      - C(USER:GROUP) text is accepted too, as the CLI's C(--chown-to) takes it (then leave O(group) unset).
     type: str
   group:
     description:

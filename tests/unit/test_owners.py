@@ -60,6 +60,11 @@ def test_resolve_owner_takes_the_modules_owner_and_group_options():
     assert owners.resolve_owner(0, 0) == (0, 0)
     with pytest.raises(ValueError, match="without an owner"):
         owners.resolve_owner(None, "0")
+    # the modules' owner option takes the CLI's USER:GROUP text too
+    assert owners.resolve_owner("0:4242") == (0, 4242)
+    assert owners.resolve_owner(ROOT_USER + ":" + ROOT_GROUP, None) == (0, 0)
+    with pytest.raises(ValueError, match="give one of them"):
+        owners.resolve_owner("0:0", "0")
 
 
 @pytest.mark.parametrize("text", ["0", ROOT_USER, "0:0", ROOT_USER + ":" + ROOT_GROUP, ROOT_USER + ":"])

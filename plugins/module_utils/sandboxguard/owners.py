@@ -23,7 +23,8 @@ def _is_id(text):
 
 
 def resolve_owner(owner, group=None):
-    """(uid, gid) for ``owner`` (name or uid) and ``group`` (name, gid or None).
+    """(uid, gid) for ``owner`` (name or uid, or ``USER:GROUP`` text) and ``group`` (name,
+    gid or None).
 
     None for ``owner`` None. Unknown names and a uid with neither passwd entry nor group
     raise ValueError.
@@ -35,6 +36,10 @@ def resolve_owner(owner, group=None):
     owner = str(owner).strip()
     if not owner:
         raise ValueError("owner is empty: give a user name or uid")
+    if ":" in owner:
+        if group not in (None, ""):
+            raise ValueError("owner %r names a group and group %r is given too: give one of them" % (owner, group))
+        return parse_owner(owner)
     uid = gid = None
     try:
         entry = pwd.getpwuid(int(owner)) if _is_id(owner) else pwd.getpwnam(owner)
