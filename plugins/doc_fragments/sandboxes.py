@@ -10,7 +10,8 @@ options:
     description:
       - HERMES_HOME directories. Each gives the root C(<HERMES_HOME>/sandboxes/docker) and, for every
         directory under C(<HERMES_HOME>/profiles/), C(<HERMES_HOME>/profiles/<name>/sandboxes/docker).
-      - A comma-separated string is accepted (AWX surveys have no list type).
+      - A comma-separated string is accepted (AWX surveys have no list type), and so is a single path, as in
+        M(sandboxguard.boundary.terminal_home) (which takes a list too).
     type: list
     elements: path
     aliases: [hermes_homes]
