@@ -167,3 +167,17 @@ def test_a_container_step_that_fails_reports_path_op_error(sandbox):
         result["errors"]
     [warning] = result["warnings"]
     assert sandbox["ws"] in warning and "not swept completely" in warning
+
+
+def test_a_container_that_cannot_start_is_an_error_counted_in_the_sweep(sandbox):
+    class Broken(FakeEngine):
+        def run_disposable(self, client, image, script, args, binds, timeout, user="0:0"):
+            raise RuntimeError("no such image: busybox")
+
+    engine = Broken({"c1": _doc("c1", sandbox["ws"])}, [])
+    result = sweep.sweep(None, [sandbox["home"]], names=["c1"], method="container", image="busybox",
+                         engine=engine, chown=False)
+    assert result["complete"] is False and result["counts"]["errors"] == 2  # setid and caps
+    assert [e["op"] for e in result["errors"]] == ["setid", "caps"]
+    assert all(e["error"] == "could not run the strip container: no such image: busybox" for e in result["errors"])
+    assert report.has_problems(result)

@@ -292,6 +292,8 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         for step in entry["steps"]:
             if step["report"] is not None:
                 reportmod.merge(result, {"counts": step["report"]["counts"]})
+            elif step["errors"]:  # a step that could not run has no report to count them
+                result["counts"]["errors"] = result["counts"].get("errors", 0) + len(step["errors"])
             for error in step["errors"]:
                 if len(result["errors"]) < stripmod.DEFAULT_MAX_LISTED:
                     result["errors"].append(error)
