@@ -71,7 +71,12 @@ engine:
       type: str
       returned: always
 roots:
-  description: The host-derived roots (C(path), C(realpath), C(source)).
+  description: The host-derived roots' realpaths, as every report of the collection lists its roots.
+  returned: always
+  type: list
+  elements: str
+root_sources:
+  description: The host-derived roots with where each came from (C(path), C(realpath), C(source)); what C(roots) held in earlier releases.
   returned: always
   type: list
   elements: dict
@@ -136,6 +141,7 @@ targets:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
@@ -153,7 +159,7 @@ def main():
                                  as_list(p["containers"]) or None, p["include_stopped"])
     except Exception as exc:  # the engine's own errors (a container named that does not exist)
         module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, **info)
+    exit_report(module, info, changed=False)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,10 @@ def test_mounts_info_reports_each_mount_with_its_reason(attacked):
     assert decisions[str(attacked["outside"])]["in_scope"] is False
     assert [t["realpath"] for t in result["targets"]] == [str(attacked["ws"])]
     assert result["engine"]["sweepable"] is True
+    # the same roots shape as sandbox_sweep and every other report: strings; their sources beside
+    assert result["roots"] == [os.path.realpath(os.path.join(attacked["home"], "sandboxes", "docker"))]
+    assert [r["realpath"] for r in result["root_sources"]] == result["roots"]
+    assert result["errors"] == [] and result["complete"] is True and "warnings" not in result
 
 
 def test_sweep_check_mode_then_sweep_then_idempotent(attacked):

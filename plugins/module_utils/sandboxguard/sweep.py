@@ -232,7 +232,8 @@ def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=()):
 
 def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
                 engine=docker_engine):
-    """What sandbox_mounts_info returns: engine facts, roots, containers and targets.
+    """What sandbox_mounts_info returns (the report envelope): engine facts, roots (strings),
+    root_sources, refused_roots, containers and targets.
 
     ``engine``: what asks the engine (docker_engine; a test passes an object with the same
     engine_info, inspect_containers, inspect_container, container_events, run_disposable).
@@ -245,8 +246,15 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
     task_dirs = sandboxes.list_task_dirs(usable) if not names else ()
     containers, targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind,
                                                      task_dirs)
-    return {"engine": facts, "roots": usable, "refused_roots": refused, "containers": containers,
-            "targets": targets}
+    return _info(facts, usable, refused, containers, targets)
+
+
+def _info(facts, usable, refused, containers, targets):
+    """The mounts_info envelope: ``roots`` the derived roots' realpaths, ``root_sources``
+    the {path, realpath, source} dicts, ``refused_roots``, ``containers``, ``targets``."""
+    return reportmod.new_report([r["realpath"] for r in usable], engine=facts, root_sources=usable,
+                                refused_roots=refused, containers=containers, targets=targets,
+                                counts={"containers": len(containers), "targets": len(targets)})
 
 
 def _check_method(method, image):
@@ -277,8 +285,8 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped, engine)
     facts = info["engine"]
     result = reportmod.new_report(
-        [r["realpath"] for r in info["roots"]], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts,
-        targets=info["targets"], sandboxes=[], containers=info["containers"], root_sources=info["roots"],
+        info["roots"], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts, targets=info["targets"],
+        sandboxes=[], containers=info["containers"], root_sources=info["root_sources"],
         refused_roots=info["refused_roots"])
     if not facts["sweepable"]:
         result["complete"] = False
@@ -400,8 +408,7 @@ def _on_event(client, event, known, usable, refused, facts, emit, engine, option
                                                      task_dirs)
     if not targets:
         return
-    info = {"engine": facts, "roots": usable, "refused_roots": refused, "containers": containers,
-            "targets": targets}
+    info = _info(facts, usable, refused, containers, targets)
     result = sweep(client, info=info, engine=engine, **options)
     emit({"event": action, "id": cid[:12], "swept": [s["path"] for s in result["sandboxes"]],
           "changed": result["changed"], "warnings": result["warnings"], "report": result})
