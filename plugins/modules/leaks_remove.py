@@ -13,8 +13,10 @@ description:
   - C(cron_job) - the job line leaves the user's table (through C(crontab -u USER -) when the real crontab is
     installed, so cron reloads it; otherwise the spool file is rewritten keeping its mode and owner and the spool
     directory's mtime is bumped); the removed lines are kept in C(crontab/<user>) in the quarantine.
-  - C(hermes_script), C(user_unit), C(enabled_timer), C(enabled_unit), C(tmp_run_dir) - the file, link or directory
-    is moved under C(files/<its path>) in the quarantine; a link is moved as a link, never followed.
+  - Every other kind (C(at_job), C(hermes_script), C(user_unit), C(enabled_timer), C(enabled_unit),
+    C(transient_unit), C(autostart), C(tmp_run_dir)) - the file, link or directory is moved under
+    C(files/<its path>) in the quarantine; a link is moved as a link, never followed. An at job out of atd's spool
+    never runs; a transient unit still loaded runs until its user manager stops it.
   - Every job line of every audited user's table is a leak, as in the audit, so narrow O(users) to the agent
     accounts when other accounts have cron jobs of their own.
   - A second run finds nothing and changes nothing.
@@ -44,6 +46,15 @@ options:
     description: Leave leaks younger than this many seconds alone (a run still in progress).
     type: int
     default: 0
+  at_spool_dirs:
+    description: The atd spools holding one file per queued C(at)/C(batch) job; missing ones are skipped.
+    type: list
+    elements: path
+    default: [/var/spool/cron/atjobs, /var/spool/at]
+  runtime_root:
+    description: Where the users' runtime directories (C(XDG_RUNTIME_DIR)) live, one per uid.
+    type: path
+    default: /run/user
   quarantine_dir:
     description: Where removed leaks are kept, one directory per run (created 0700).
     type: path
@@ -114,13 +125,16 @@ def main():
             tmp_patterns=dict(type="list", elements="str", default=list(leaks.DEFAULT_TMP_PATTERNS)),
             spool_dir=dict(type="path", default=leaks.SPOOL_DIR),
             min_age=dict(type="int", default=0),
+            at_spool_dirs=dict(type="list", elements="path", default=list(leaks.AT_SPOOL_DIRS)),
+            runtime_root=dict(type="path", default=leaks.RUNTIME_ROOT),
             quarantine_dir=dict(type="path", default=leaks_remove.DEFAULT_QUARANTINE),
         ),
         supports_check_mode=True,
     )
     p = module.params
     found = leaks.audit(users=as_list(p["users"]) or None, tmp_dir=p["tmp_dir"],
-                        tmp_patterns=tuple(as_list(p["tmp_patterns"])), spool_dir=p["spool_dir"], min_age=p["min_age"])
+                        tmp_patterns=tuple(as_list(p["tmp_patterns"])), spool_dir=p["spool_dir"], min_age=p["min_age"],
+                        at_spool_dirs=tuple(as_list(p["at_spool_dirs"])), runtime_root=p["runtime_root"])
     report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
     exit_report(module, report, fail_msg=errors_text(report, "leak(s) could not be removed") if report["errors"] else None)
 

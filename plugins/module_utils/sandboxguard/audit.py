@@ -213,7 +213,7 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
             continue
         try:
             report = hm.configure_terminal_home(home, wanted or hm.DEFAULT_MODE, where, include_profiles,
-                                                create_profile_home and wanted is not None, check=True)
+                                                create_profile_home and wanted is not None, dry_run=True)
         except (hm.HomeModeError, YamlEditError, OSError, UnicodeDecodeError) as exc:
             errors.append(_error("home_mode", home, str(exc)))
             continue

@@ -11,8 +11,11 @@ own path, so an operator can look at it and put back what was legitimate:
   the real crontab is installed, so cron reloads it; else the spool file is rewritten in
   place, keeping its mode and owner, and the spool directory's mtime is bumped, which is
   how cron notices); the removed lines are kept in ``crontab/<user>`` in the quarantine;
-- ``hermes_script``, ``user_unit``, ``enabled_timer``, ``enabled_unit``, ``tmp_run_dir``:
-  the file, link or directory is moved (a link is moved as a link, never followed).
+- every other kind (``at_job``, ``hermes_script``, ``user_unit``, ``enabled_timer``,
+  ``enabled_unit``, ``transient_unit``, ``autostart``, ``tmp_run_dir``, and in baseline mode
+  ``ssh_file`` and ``shell_rc``): the file, link or directory is moved (a link is moved as
+  a link, never followed). A transient unit that is still loaded keeps running until its
+  user manager stops it; moving its file keeps it from coming back.
 
 A finding is removed only if it is still what the audit saw (the same job line at the same
 place, the same inode); a changed one is an error naming it. With ``check`` nothing
@@ -29,7 +32,9 @@ from . import report as envelope
 
 DEFAULT_QUARANTINE = "/var/lib/sandboxguard/quarantine"
 CRONTAB_SEARCH_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
-MOVED_KINDS = ("hermes_script", "user_unit", "enabled_timer", "enabled_unit", "tmp_run_dir")
+# Everything but a cron job line is a file, link or directory of its own: moved as it is
+# (an at job leaves atd's spool, so atd never runs it).
+MOVED_KINDS = tuple(kind for kind in leaks.KINDS if kind != "cron_job")
 
 
 def quarantine_path(base, path):
