@@ -210,6 +210,19 @@ def _open_dir(base, parts, report, follow_base=True):
     return fd
 
 
+def _list_dir(path, report):
+    """(descriptor, sorted names) of the directory *path*, or (None, []) when it cannot be listed."""
+    fd = _open_dir(path, (), report)
+    if fd is None:
+        return None, []
+    try:
+        return fd, sorted(os.listdir(fd))
+    except OSError as exc:
+        os.close(fd)
+        add_error(report, path, "listdir", exc)
+        return None, []
+
+
 def _walk(fd, top, report, budget):
     """Yield (path, lstat, dir_fd, name) for every non-directory below the open directory *fd*.
 
@@ -364,16 +377,11 @@ def audit_at_spool(spool_dir, now=None, report=None, uid_names=None):
     now = time.time() if now is None else now
     report = new_report([]) if report is None else report
     uid_names = uid_names or {}
-    spool_fd = _open_dir(spool_dir, (), report)
+    spool_fd, names = _list_dir(spool_dir, report)
     if spool_fd is None:
         return []
     findings = []
     try:
-        try:
-            names = sorted(os.listdir(spool_fd))
-        except OSError as exc:
-            add_error(report, spool_dir, "listdir", exc)
-            return []
         for name in names:
             if name.startswith("."):  # .SEQ, the job counter
                 continue
@@ -493,16 +501,11 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=N
         # an error as it always was (audit.check_leaks reports a missing one as absent)
         add_error(report, tmp_dir, "listdir", FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), tmp_dir))
         return []
-    fd = _open_dir(tmp_dir, (), report)
+    fd, names = _list_dir(tmp_dir, report)
     if fd is None:
         return []
     findings = []
     try:
-        try:
-            names = sorted(os.listdir(fd))
-        except OSError as exc:
-            add_error(report, tmp_dir, "listdir", exc)
-            return []
         for name in names:
             if not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
                 continue
