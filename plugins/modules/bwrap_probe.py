@@ -212,9 +212,19 @@ sysctl_fix:
   elements: str
   returned: always
 in_container:
-  description: Whether the host looks like a container.
+  description:
+    - Whether the host looks like a container (C(/.dockerenv), C(/run/.containerenv), C(/run/systemd/container),
+      PID 1's C(container=) variable such as C(container=lxc), or a container runtime in PID 1's cgroup); the
+      same answer the home mode uses.
   type: bool
   returned: always
+process_limit_scoped:
+  description:
+    - Whether a process limit set inside a sandbox counts that sandbox alone on this kernel (Linux 5.14 and
+      later). When false the process limit is not applied and a warning says so; null when C(max_procs) is 0
+      or the probe did not get that far.
+  type: bool
+  returned: when the probe ran as the agent user
 user:
   description: C(name), C(uid) and C(home) of the user the probe ran as; null when refused.
   type: dict
