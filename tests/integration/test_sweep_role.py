@@ -254,3 +254,55 @@ def test_role_fails_on_an_owner_this_host_does_not_know_with_the_librarys_messag
     failed = task_result(out, "Sweep every in-scope sandbox now (ownership return, setid, caps)")
     assert failed.get("failed") and "owner 'no-such-user-sgtest': no such user on this host" in failed["msg"]
     assert os.lstat(host["ws"] / "suid").st_uid == 0  # nothing was swept
+
+
+def test_check_diff_names_the_library_files_instead_of_printing_their_source(tmp_path, host):
+    # issue 14: --check --diff printed 6,694 lines, nearly all of it the library being copied
+    rc, _stats, out = run_role(tmp_path, host["vars"], "--check", "--diff")
+    assert rc == 0, out
+    copies = task_result(out, "Copy the library and the CLI files that differ")["results"]
+    assert len([r for r in copies if r.get("changed")]) > 20
+    assert not [r for r in copies if r.get("diff")], "the library copy must not diff its source"
+    summary = task_result(out, "Name the library and CLI files that were or would be copied")["msg"]
+    assert summary.startswith("check mode: would copy %d library/CLI file(s)" % len(copies))
+    for name in ("sandboxguard/sweep.py", "sandboxguard_cli/main.py", "sandboxguard_cli/commands/sweep.py"):
+        assert name in summary
+    # what a person reviews still diffs: the entry script the units run
+    entry = task_result(out, "Install the sandboxguard command")
+    assert entry["changed"] and "sys.exit(main())" in json.dumps(entry.get("diff"))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default", ANSIBLE_LOCALHOST_WARNING="0",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ANSIBLE_NOCOLOR="1")
+    text = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+                           str(tmp_path / "play.yml"), "-e", "@" + str(tmp_path / "vars.json"), "--check", "--diff"],
+                          capture_output=True, text=True, env=env, timeout=300, check=False).stdout
+    assert "def sweep" not in text and len(text.splitlines()) < 600, len(text.splitlines())
+
+
+def python_without_docker(tmp_path):
+    venv = tmp_path / "nodocker"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    assert subprocess.run([python, "-I", "-c", "import docker"], capture_output=True).returncode != 0
+    return python
+
+
+@pytest.mark.parametrize("check_fail", [True, False])
+def test_check_mode_says_a_real_run_would_fail_without_the_sdk(tmp_path, host, check_fail):
+    # sandbox_sweep_docker_sdk none installs nothing: a real run stops on the missing SDK, so
+    # check mode must not end green (it used to skip that check in check mode)
+    variables = dict(host["vars"], sandbox_sweep_python=python_without_docker(tmp_path),
+                     sandbox_sweep_check_fail=check_fail)
+    rc, stats, out = run_role(tmp_path, variables, "--check")
+    verdict = task_result(out, "Stop when the Docker SDK is not importable")
+    assert verdict.get("failed") and "cannot import the Docker SDK" in verdict["msg"]
+    if check_fail:
+        assert rc == 2 and stats["failures"] == 1
+    else:
+        assert rc == 0 and stats["failures"] == 0 and stats["ignored"] == 1
+        said = task_result(out, "Say what a check run could not look at")["msg"]
+        assert "a real run would fail" in said
+    assert not host["lib"].exists()
+    real, _stats, out = run_role(tmp_path, variables)
+    assert real == 2
+    assert "cannot import the Docker SDK" in task_result(out, "Stop when the Docker SDK is not importable")["msg"]
