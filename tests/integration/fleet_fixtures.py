@@ -158,8 +158,8 @@ class Fleet:
             kind = "docker" if i < docker_count else "ssh"
             images = DOCKER_IMAGES if kind == "docker" else SSH_IMAGES
             name = "%s-%s%02d" % (prefix, "d" if kind == "docker" else "s", i)
-            self.hosts.append(Host(name, i, kind, images[i % len(images)], seeded=seed_every > 0 and i % seed_every == 0,
-                                   extra=i % 3 == 0))
+            seeded = seed_every > 0 and i % seed_every == 0
+            self.hosts.append(Host(name, i, kind, images[i % len(images)], seeded=seeded, extra=i % 3 == 0))
         self.key = os.path.join(self.dir, "id_ed25519")
         self.known_hosts = os.path.join(self.dir, "known_hosts")
 
