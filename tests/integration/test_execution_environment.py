@@ -1,0 +1,176 @@
+# Copyright: sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""An execution environment with the collection, built for real and used the way AWX uses it
+(issue 12, item 6).
+
+The EE definition is the one docs/execution-environment.md gives users, with this machine's
+differences: the base image is our locally built sandboxguard/debian:12 (no registry is
+reachable), the collection comes from the tarball `ansible-galaxy collection build` makes
+(Galaxy is not reachable), and pip inside the build gets the host's CA bundle (without it,
+PyPI's TLS fails with `certificate verify failed`). The collection's own
+meta/execution-environment.yml, requirements.txt and bindep.txt are what ansible-builder
+introspects from the installed collection; the image must carry what they name.
+
+The image is tagged and labelled with a hash of everything that goes into it (the definition,
+the collection's files, the base image's id), so a second run reuses it.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+BASE_IMAGE = "sandboxguard/debian:12"
+EE_REPO = "sandboxguard/ee"
+HASH_LABEL = "org.sandboxguard.ee-inputs-sha256"
+HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
+BUILD_CA = "/usr/local/share/sandboxguard-build-ca.crt"
+BUILD_TIMEOUT = 1500
+
+
+def run(argv, timeout=600, **kwargs):
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, **kwargs)
+    if proc.returncode != 0:
+        pytest.fail("%s exited %d\nstdout:\n%s\nstderr:\n%s" % (
+            " ".join(argv), proc.returncode, proc.stdout[-5000:], proc.stderr[-5000:]))
+    return proc.stdout
+
+
+def collection_digest(tarball):
+    """sha256 of the tarball's members (names, modes, contents), not of the gzip stream, which
+    carries build times."""
+    digest = hashlib.sha256()
+    with tarfile.open(tarball) as archive:
+        for member in sorted(archive.getmembers(), key=lambda m: m.name):
+            digest.update(("%s %o %s\n" % (member.name, member.mode, member.type.decode())).encode())
+            if member.isfile():
+                digest.update(archive.extractfile(member).read())
+    return digest.hexdigest()
+
+
+def definition(tarball_name, tag, inputs_hash):
+    """The EE definition of docs/execution-environment.md, built from a local base image and
+    the collection tarball, with the host's CA bundle for pip during the build only."""
+    return {
+        "version": 3,
+        "images": {"base_image": {"name": BASE_IMAGE}},
+        "dependencies": {
+            "python_interpreter": {"package_system": "python3-pip", "python_path": "/usr/bin/python3"},
+            "ansible_core": {"package_pip": "ansible-core==2.19.14"},
+            "ansible_runner": {"package_pip": "ansible-runner==2.4.3"},
+            "galaxy": {"collections": [{"name": "collections/" + tarball_name, "type": "file"}]},
+        },
+        "options": {"package_manager_path": "/usr/bin/apt-get", "skip_pip_install": True, "tags": [tag]},
+        "build_arg_defaults": {"ANSIBLE_GALAXY_CLI_COLLECTION_OPTS": "--offline"},
+        "additional_build_files": [
+            {"src": "collections/" + tarball_name, "dest": "collections"},
+            {"src": "ca/ca-certificates.crt", "dest": "ca"},
+        ],
+        "additional_build_steps": {
+            # Debian's pip reads PIP_CERT; apt's lists are not in our images (build-image.sh).
+            "prepend_base": ["COPY _build/ca/ca-certificates.crt " + BUILD_CA, "ENV PIP_CERT=" + BUILD_CA,
+                             "RUN apt-get update"],
+            "prepend_final": ["RUN apt-get update"],
+            "append_final": ["RUN rm -rf /var/lib/apt/lists/* " + BUILD_CA, "ENV PIP_CERT=",
+                             "LABEL %s=%s" % (HASH_LABEL, inputs_hash)],
+        },
+    }
+
+
+def image_label(tag):
+    proc = subprocess.run(["docker", "image", "inspect", "-f", "{{ index .Config.Labels \"%s\" }}" % HASH_LABEL, tag],
+                          capture_output=True, text=True, check=False)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def ee_inputs(work, top=TOP):
+    """Build the collection tarball into work/collections and copy the CA bundle to work/ca;
+    returns (tarball name, sha256 of every input of the image)."""
+    os.makedirs(work / "collections")
+    run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(work / "collections"), top])
+    tarball = os.listdir(work / "collections")[0]
+    os.makedirs(work / "ca")
+    shutil.copyfile(HOST_CA, work / "ca" / "ca-certificates.crt")
+    base_id = run(["docker", "image", "inspect", "-f", "{{.Id}}", BASE_IMAGE]).strip()
+    template = json.dumps(definition(tarball, "TAG", "HASH"), sort_keys=True)
+    return tarball, hashlib.sha256("\n".join(
+        [template, collection_digest(work / "collections" / tarball), base_id]).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def ee_context(tmp_path_factory):
+    """`ansible-builder create` for the definition: (definition path, context dir, tag, hash)."""
+    work = tmp_path_factory.mktemp("ee")
+    tarball, inputs_hash = ee_inputs(work)
+    tag = "%s:%s" % (EE_REPO, inputs_hash[:12])
+    path = work / "execution-environment.yml"
+    path.write_text(yaml.safe_dump(definition(tarball, tag, inputs_hash), sort_keys=False))
+    context = work / "context"
+    run([os.path.join(BIN, "ansible-builder"), "create", "-f", str(path), "-c", str(context),
+         "--output-filename", "Dockerfile"])
+    return path, context, tag, inputs_hash
+
+
+@pytest.fixture(scope="module")
+def ee_image(ee_context):
+    """The EE image, built unless one with the same inputs hash exists."""
+    path, context, tag, inputs_hash = ee_context
+    if image_label(tag) != inputs_hash:
+        run([os.path.join(BIN, "ansible-builder"), "build", "-f", str(path), "-c", str(context),
+             "--container-runtime", "docker", "--output-filename", "Dockerfile", "-t", tag, "-v", "2"],
+            timeout=BUILD_TIMEOUT)
+    assert image_label(tag) == inputs_hash
+    return tag
+
+
+def in_ee(tag, *argv):
+    return run(["docker", "run", "--rm", "--network", "none", tag, *argv])
+
+
+def test_ansible_builder_create_writes_a_build_context_from_the_definition(ee_context):
+    _, context, _, _ = ee_context
+    dockerfile = (context / "Dockerfile").read_text()
+    assert "FROM $EE_BASE_IMAGE AS base" in dockerfile
+    assert 'ARG EE_BASE_IMAGE="%s"' % BASE_IMAGE in dockerfile
+    assert "ansible-galaxy collection install" in dockerfile
+    galaxy = yaml.safe_load((context / "_build" / "requirements.yml").read_text())
+    assert galaxy["collections"][0]["type"] == "file"
+    assert os.listdir(context / "_build" / "collections")[0].startswith("sandboxguard-boundary-")
+
+
+def test_execution_environment_carries_the_collection_and_its_requirements(ee_image):
+    listed = in_ee(ee_image, "ansible-galaxy", "collection", "list", "sandboxguard.boundary", "--format", "json")
+    versions = {name: info["version"] for info in json.loads(listed).values() for name, info in info.items()}
+    with open(os.path.join(TOP, "galaxy.yml")) as handle:
+        assert versions == {"sandboxguard.boundary": yaml.safe_load(handle)["version"]}
+    # requirements.txt and bindep.txt, introspected from the installed collection's meta/execution-environment.yml
+    in_ee(ee_image, "python3", "-c", "import docker")
+    in_ee(ee_image, "ssh", "-V")
+    in_ee(ee_image, "ansible-runner", "--version")
+    assert "setid_strip" in in_ee(ee_image, "ansible-doc", "-t", "module", "sandboxguard.boundary.setid_strip")
+
+
+def test_execution_environment_inputs_hash_is_the_same_for_the_same_checkout(ee_context, tmp_path):
+    """A second `make test` computes the same hash (a new tarball, new build times) and so
+    finds the labelled image and builds nothing."""
+    _, _, tag, inputs_hash = ee_context
+    assert ee_inputs(tmp_path)[1] == inputs_hash
+    assert tag.endswith(":" + inputs_hash[:12])
+
+
+def test_execution_environment_inputs_hash_changes_with_the_collection(ee_context, tmp_path):
+    _, _, _, inputs_hash = ee_context
+    changed = tmp_path / "changed"
+    shutil.copytree(TOP, changed / "boundary", ignore=shutil.ignore_patterns(".venv", ".cache", ".git"))
+    with open(changed / "boundary" / "bindep.txt", "a") as handle:
+        handle.write("# a change\n")
+    assert ee_inputs(tmp_path / "work", str(changed / "boundary"))[1] != inputs_hash
