@@ -253,20 +253,22 @@ class Fleet:
         self.for_each(BASELINE)
         self.for_each(SEED, [h for h in self.hosts if h.seeded])
 
-    def inventory(self, path=None, hosts=None):
-        """Write an Ansible YAML inventory of the fleet (or of ``hosts``); returns its path."""
+    def inventory(self, path=None, hosts=None, key=None, known_hosts=None):
+        """Write an Ansible YAML inventory of the fleet (or of ``hosts``); returns its path.
+        ``key`` and ``known_hosts``: the paths where the controller sees those files, when it
+        is not this machine (an execution environment with them mounted elsewhere)."""
         hosts = self.hosts if hosts is None else hosts
         docker_hosts = {h.name: {} for h in hosts if h.kind == "docker"}
         ssh_hosts = {h.name: {"ansible_host": "127.0.0.1", "ansible_port": h.port} for h in hosts if h.kind == "ssh"}
         ssh_args = ("-o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes"
-                    " -o ControlMaster=auto -o ControlPersist=60s" % self.known_hosts)
+                    " -o ControlMaster=auto -o ControlPersist=60s" % (known_hosts or self.known_hosts))
         inventory = {"all": {
             "vars": {"ansible_python_interpreter": "/usr/bin/python3"},
             "children": {
                 "fleet_docker": {"hosts": docker_hosts, "vars": {"ansible_connection": "community.docker.docker"}},
                 "fleet_ssh": {"hosts": ssh_hosts, "vars": {
                     "ansible_connection": "ansible.builtin.ssh", "ansible_user": "root",
-                    "ansible_ssh_private_key_file": self.key, "ansible_ssh_common_args": ssh_args,
+                    "ansible_ssh_private_key_file": key or self.key, "ansible_ssh_common_args": ssh_args,
                     "ansible_become_method": "sudo"}},
             }}}
         path = path or os.path.join(self.dir, "inventory.yml")
