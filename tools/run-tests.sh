@@ -188,8 +188,12 @@ controller_venv() { # X.Y -> make (or reuse) that controller's venv
     echo "Python $pyv for ansible-core $1 ($req) not found: pyenv install $pyv, or leave $1 out of SANDBOXGUARD_CONTROLLERS"
     return 1
   fi
-  cached_venv "$(controller_venv_dir "$1")" "$python" "$req" &&
-    "$(controller_venv_dir "$1")/bin/ansible" --version | head -n 1
+  cached_venv "$(controller_venv_dir "$1")" "$python" "$req" || return 1
+  # the whole output, then its first line: `| head -n 1` closed the pipe under ansible-core
+  # 2.21, which then failed with BrokenPipeError (exit 250)
+  local version
+  version=$("$(controller_venv_dir "$1")/bin/ansible" --version) || return 1
+  printf '%s\n' "${version%%$'\n'*}"
 }
 
 # The newer controllers' venvs, made once before the layers that use them (step "venv-X.Y").
@@ -235,7 +239,10 @@ integration() { # [VENV]: the whole directory with .venv, or the module-level te
     # Only the files whose tests carry the `controller` marker: collecting the others would
     # import what only .venv has (jsonschema, testinfra, ...). -p no:cacheprovider: one
     # .pytest_cache per checkout is enough.
-    mapfile -t files < <(grep -l 'pytest\.mark\.controller' tests/integration/test_*.py)
+    # SANDBOXGUARD_CONTROLLER_SKIP: files left out on the newer cores to keep make test inside
+    # its budget (docs/testing.md "The controller matrix"); empty runs every marked file.
+    mapfile -t files < <(grep -l 'pytest\.mark\.controller' tests/integration/test_*.py |
+      grep -v -x -F -f <(printf '%s\n' ${SANDBOXGUARD_CONTROLLER_SKIP-tests/integration/test_sweep_role.py} "/dev/null/none"))
     [ ${#files[@]} -gt 0 ] || { echo "no test file in tests/integration carries pytest.mark.controller"; return 1; }
     "$1/bin/python" -m pytest -p no:cacheprovider -m controller "${files[@]}"
     return $?
