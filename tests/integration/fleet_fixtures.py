@@ -77,13 +77,6 @@ chown {uid} /var/spool/cron/crontabs/{agent}
 chmod 0600 /var/spool/cron/crontabs/{agent}
 """
 
-# What an operator removes by hand when the leak audit names it (no playbook deletes files
-# from a user's home or crontab).
-UNLEAK = r"""
-rm -f /var/spool/cron/crontabs/{agent}
-rm -rf {hermes}/scripts
-"""
-
 # Prints one JSON object: the state of the seeded files, for assertions after remediate.
 INSPECT = r"""
 import json, os, subprocess
@@ -101,6 +94,12 @@ for rel in (".cache/rootsh", "ping", "passwd-link", "shared"):
     except OSError:
         pass
     out[rel] = {{"mode": oct(st.st_mode & 0o7777), "uid": st.st_uid, "caps": caps}}
+out["leak_script"] = os.path.lexists("{hermes}/scripts/keepalive.sh")
+try:
+    with open("/var/spool/cron/crontabs/{agent}") as handle:
+        out["cron_jobs"] = [l for l in handle.read().splitlines() if l.strip() and not l.startswith("#")]
+except FileNotFoundError:
+    out["cron_jobs"] = []
 st = os.stat("/usr/bin/passwd")
 out["/usr/bin/passwd"] = {{"mode": oct(st.st_mode & 0o7777)}}
 out["/usr/local/bin/sg-ping"] = {{"caps": os.getxattr("/usr/local/bin/sg-ping", "security.capability").hex()}}
