@@ -234,8 +234,8 @@ baseline:
     created:
       description: When the snapshot was taken (seconds since the epoch).
       type: int
-    items:
-      description: How many items the snapshot holds.
+    entries:
+      description: How many items the snapshot holds (named so that C(result.baseline.entries) works in Jinja).
       type: int
 """
 

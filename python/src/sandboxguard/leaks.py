@@ -727,7 +727,7 @@ def audit_with_baseline_file(path, mode="auto", **kwargs):
     *mode* ``write`` records a snapshot at *path* (replacing one) and returns the plain
     audit; ``compare`` reads it and returns only what was added or changed since;
     ``auto`` writes when *path* does not exist and compares when it does. The report's
-    ``baseline`` says what happened: ``{path, action: written|compared, created, items}``.
+    ``baseline`` says what happened: ``{path, action: written|compared, created, entries}``.
     """
     if mode not in BASELINE_MODES:
         raise LeakAuditError("baseline mode %r: use one of %s" % (mode, ", ".join(BASELINE_MODES)))
@@ -742,12 +742,12 @@ def audit_with_baseline_file(path, mode="auto", **kwargs):
             raise LeakAuditError("baseline %s: cannot write it: %s" % (path, exc.strerror or exc)) from None
         report = audit(**kwargs)
         report["baseline"] = {"path": path, "action": "written", "created": snap["created"],
-                              "items": len(snap["items"])}
+                              "entries": len(snap["items"])}
         return report
     snap = read_baseline(path)
     report = audit(baseline=snap, **kwargs)
     report["baseline"] = {"path": path, "action": "compared", "created": snap.get("created"),
-                          "items": len(snap["items"])}
+                          "entries": len(snap["items"])}
     if not snap.get("complete", True):
         report["warnings"].append("baseline %s was incomplete when written (%d errors): what it missed is "
                                   "reported as added" % (path, len(snap.get("errors") or ())))

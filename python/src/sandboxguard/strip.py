@@ -43,7 +43,7 @@ constants below; the rest is private.
 import time
 
 from . import forked, walk
-from .fileops import (  # noqa: F401  (the public API of a strip, here since 0.1)
+from .fileops import (
     ACTIONS,
     CAP_XATTR,
     CAPS_METHODS,
@@ -62,12 +62,49 @@ from .fileops import (  # noqa: F401  (the public API of a strip, here since 0.1
     return_owner,
     strip_setid,
 )
-from .forked import MAX_WORKERS, WORKER_GRACE_S, WORKER_STOP_S, Stopped, stop_child  # noqa: F401
-from .report import mode_text as _mode_text  # noqa: F401  (kept for callers of the old private name)
+from .forked import MAX_WORKERS, WORKER_GRACE_S, WORKER_STOP_S, Stopped, stop_child
 from .roots import RootRefused, open_root
-from .walk import FD_RESERVE, MAX_HELD_DIR_FDS, SHARE_FRONTIER, held_fd_cap, new_report  # noqa: F401
+from .walk import FD_RESERVE, MAX_HELD_DIR_FDS, SHARE_FRONTIER, held_fd_cap, new_report
 
 _fork_json = forked.fork_json  # used by the guard's forked sweeps
+
+# What `from sandboxguard.strip import ...` offers: the names re-exported above (the walk and
+# the file actions moved to walk.py and fileops.py) and this module's own entry points.
+__all__ = [
+    "ACTIONS",
+    "CAPS_METHODS",
+    "CAP_XATTR",
+    "DEFAULT_BUDGET_S",
+    "DEFAULT_MAX_LISTED",
+    "FD_RESERVE",
+    "HARDLINK_POLICIES",
+    "MAX_HELD_DIR_FDS",
+    "MAX_WORKERS",
+    "OPTION_DEFAULTS",
+    "PROGRESS_INTERVAL_S",
+    "SHARE_FRONTIER",
+    "WORKER_GRACE_S",
+    "WORKER_STOP_S",
+    "ChangedUnderUs",
+    "RootRefused",
+    "Stopped",
+    "StripOptions",
+    "check_owner",
+    "clear_caps",
+    "findings_remain",
+    "fix_file_at",
+    "fix_proven_file",
+    "held_fd_cap",
+    "new_report",
+    "open_root",
+    "options_from",
+    "return_owner",
+    "run",
+    "scan",
+    "stop_child",
+    "strip",
+    "strip_setid",
+]
 
 
 def run(paths, options=None, **kwargs):

@@ -66,7 +66,7 @@ def run(args):
         for line in leaks.finding_lines(report):
             print("  " + _printable(line))
         if base and base["action"] == "written":
-            print("baseline written to %s (%d items)" % (base["path"], base["items"]))
+            print("baseline written to %s (%d items)" % (base["path"], base["entries"]))
         for error in report["errors"]:
             print("sandboxguard leaks: %s: %s: %s" % (error["path"], error["op"], error["error"]), file=sys.stderr)
         for warning in report["warnings"]:
