@@ -5,7 +5,7 @@ import stat
 import time
 
 import pytest
-from sandboxguard import fetch, report, strip
+from sandboxguard import fetch, fileops, report, strip, walk
 
 
 def test_new_report_has_every_envelope_key_with_empty_values():
@@ -45,7 +45,9 @@ def test_mode_text_is_octal_with_one_leading_zero_and_no_type_bits(mode, text):
 
 
 def test_strip_and_fetch_print_modes_the_same_way():
-    assert strip._mode_text is report.mode_text
+    # strip's file entries are built in fileops (files) and walk (directories)
+    assert fileops._mode_text is report.mode_text
+    assert walk._mode_text is report.mode_text
     assert fetch.mode_text is report.mode_text
 
 
