@@ -78,6 +78,7 @@ def definition(tarball_name, tag, inputs_hash):
         "additional_build_steps": {
             # Debian's pip reads PIP_CERT; apt's lists are not in our images (build-image.sh).
             "prepend_base": ["COPY _build/ca/ca-certificates.crt " + BUILD_CA, "ENV PIP_CERT=" + BUILD_CA,
+                             "RUN echo 'APT::Install-Recommends \"false\";' >/etc/apt/apt.conf.d/00no-recommends",
                              "RUN apt-get update"],
             "prepend_final": ["RUN apt-get update"],
             "append_final": ["RUN rm -rf /var/lib/apt/lists/* " + BUILD_CA, "ENV PIP_CERT=",
@@ -129,6 +130,10 @@ def ee_image(ee_context):
              "--container-runtime", "docker", "--output-filename", "Dockerfile", "-t", tag, "-v", "2"],
             timeout=BUILD_TIMEOUT)
     assert image_label(tag) == inputs_hash
+    # Older builds of this definition (another checkout's hash) are 0.3-1 GB each: drop them.
+    for other in run(["docker", "images", EE_REPO, "--format", "{{.Repository}}:{{.Tag}}"]).split():
+        if other != tag:
+            subprocess.run(["docker", "image", "rm", other], capture_output=True, check=False)
     return tag
 
 
