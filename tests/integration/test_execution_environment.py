@@ -12,7 +12,9 @@ meta/execution-environment.yml, requirements.txt and bindep.txt are what ansible
 introspects from the installed collection; the image must carry what they name.
 
 The image is tagged and labelled with a hash of everything that goes into it (the definition,
-the collection's files, the base image's id), so a second run reuses it.
+the collection's files, the base image's id), so a second run reuses it. Then
+`ansible-runner --process-isolation` runs the audit playbook inside it against two SSH test
+hosts (one seeded), with host networking to reach their 127.0.0.1 ports.
 """
 import hashlib
 import json
@@ -24,6 +26,7 @@ import tarfile
 
 import pytest
 import yaml
+from fleet_fixtures import SANDBOXES, Fleet
 
 pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
 
@@ -179,3 +182,44 @@ def test_execution_environment_inputs_hash_changes_with_the_collection(ee_contex
     with open(changed / "boundary" / "bindep.txt", "a") as handle:
         handle.write("# a change\n")
     assert ee_inputs(tmp_path / "work", str(changed / "boundary"))[1] != inputs_hash
+
+
+@pytest.fixture(scope="module")
+def ee_fleet(tmp_path_factory):
+    fleet = Fleet(0, 2, prefix="sgee", workdir=str(tmp_path_factory.mktemp("ee-fleet"))).start()
+    yield fleet
+    fleet.stop()
+
+
+def test_audit_runs_inside_the_execution_environment(ee_image, ee_fleet, tmp_path):
+    """ansible-runner --process-isolation: the playbook, Ansible and the collection all come
+    from the image; only the private data dir is mounted (at /runner)."""
+    data = tmp_path / "runner"
+    for sub in ("project", "inventory", "env"):
+        os.makedirs(data / sub)
+    shutil.copyfile(ee_fleet.key, data / "env" / "fleet_key")
+    os.chmod(data / "env" / "fleet_key", 0o600)
+    shutil.copyfile(ee_fleet.known_hosts, data / "env" / "known_hosts")
+    ee_fleet.inventory(str(data / "inventory" / "hosts.yml"), key="/runner/env/fleet_key",
+                       known_hosts="/runner/env/known_hosts")
+    (data / "project" / "audit.yml").write_text("- ansible.builtin.import_playbook: sandboxguard.boundary.audit\n")
+    (data / "env" / "extravars").write_text(yaml.safe_dump({
+        "sandboxguard_paths": SANDBOXES, "sandboxguard_report_dir": "/runner/reports",
+        "sandboxguard_fail_on_findings": "false"}))
+    proc = subprocess.run([os.path.join(BIN, "ansible-runner"), "run", str(data), "-p", "audit.yml", "--ident", "ee",
+                           "--process-isolation", "--process-isolation-executable", "docker",
+                           "--container-image", ee_image, "--container-option=--network=host"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    status = (data / "artifacts" / "ee" / "status").read_text()
+    assert status == "successful", proc.stdout[-5000:]
+    events = [json.loads((data / "artifacts" / "ee" / "job_events" / name).read_text())
+              for name in os.listdir(data / "artifacts" / "ee" / "job_events")]
+    stats = next(e for e in events if e["event"] == "playbook_on_stats")["event_data"]
+    assert set(stats["ok"]) == ee_fleet.names
+    assert not stats.get("dark") and not stats.get("failures")
+    assert stats["artifact_data"]["sandboxguard_audit"]["hosts_with_findings"] == len(ee_fleet.seeded) == 1
+    # the reports, written by the controller inside the EE into the mounted private data dir
+    with open(data / "reports" / "boundary-audit.json") as handle:
+        hosts = json.load(handle)["hosts"]
+    assert {name: host["status"] for name, host in hosts.items()} == {
+        h.name: "findings" if h.seeded else "clean" for h in ee_fleet.hosts}
