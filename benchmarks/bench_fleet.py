@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 
 from fleet_fixtures import EXTRA_ROOT, HERMES_HOME, SANDBOXES, Fleet  # noqa: E402
 
-VENV_BIN = os.path.join(REPO, ".venv", "bin")
+VENV_BIN = os.path.dirname(sys.executable)  # run it with the venv's python (ansible-playbook beside it)
 GOAL = 1.5
 PATHS = [SANDBOXES, EXTRA_ROOT]
 EMPTY_DIR = "/srv/sg-empty"  # made on every host: a module run with nothing to walk
