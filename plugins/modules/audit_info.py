@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: audit_info
 short_description: Audit all four sandbox boundaries of a host in one read-only call
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Runs the checks of the fleet audit on the host in one module call (one AnsiballZ transfer and one
     Python start per host, which is what keeps an audit of many hosts fast) and returns one record with

@@ -9,7 +9,7 @@
 DOCUMENTATION = r"""
 module: audit_report
 short_description: Write the fleet audit reports on the controller from every host's audit result
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Runs on the controller (run it with C(run_once)). Reads the result of M(sandboxguard.boundary.audit_info)
     that each host of the play registered under O(result_var), builds the fleet report and writes into

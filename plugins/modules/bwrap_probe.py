@@ -18,7 +18,7 @@ description:
     isolation checks inside it.
   - A failure is classified from bwrap's stderr and the host facts into RV(reason) and RV(remediation).
   - Changes nothing on the host, so check mode runs the probe as well.
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -91,7 +91,7 @@ options:
         caller's own terms; the bwrap role passes its variable names (its C(bwrap_remediation_hints)).
         RV(remediation_text) itself names the fix in the library's terms only.
     type: dict
-    version_added: 0.1.0
+    version_added: 1.0.0
   plugin_settings:
     description:
       - Hermes bubblewrap plugin settings (C(plugins.entries.bubblewrap.settings)) to validate the way the
@@ -104,7 +104,7 @@ options:
       - The agent's C(HERMES_HOME) when it is not C(~/.hermes). The backend hides it as it hides
         C(~/.hermes); the probe checks it is hidden, and binds into it are dropped.
     type: path
-    version_added: 0.1.0
+    version_added: 1.0.0
 notes:
   - The module runs C(bwrap --version) and the sandbox; it needs Python 3.9 or later on the target.
   - Inside a Docker container the sandbox needs C(--security-opt seccomp=unconfined) (the default seccomp

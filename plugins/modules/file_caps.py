@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: file_caps
 short_description: List or clear file capabilities under sandbox directories or on single files
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Reads C(security.capability) of every regular file under each path in one race-safe walk,
     decodes it (revisions 1, 2 and 3 of C(vfs_cap_data)) into the text C(getcap) prints, and

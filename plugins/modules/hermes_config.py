@@ -19,7 +19,7 @@ description:
     rewriting the file.
   - A symbolic link at O(path) is refused, never followed. Existing files keep their mode and owner; a new file
     gets O(mode) and O(owner)/O(group).
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - sandboxguard contributors (@sandboxguard)
 options:

@@ -25,7 +25,7 @@ description:
   - Problems that do not stop the audit (an incomplete baseline) are Ansible warnings.
   - Read only; symbolic links are never followed below a home or a spool. Reading other users' crontabs and
     homes needs C(become).
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - sandboxguard contributors (@sandboxguard)
 options:

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: leaks_remove
 short_description: Take what agents left outside their sandbox out of service, into a quarantine directory
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Finds leaks exactly as M(sandboxguard.boundary.leaks_info) does (same options, same findings) and moves each
     one into O(quarantine_dir)C(/<UTC time>/), so nothing is lost and the operator can put back what was

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: nosuid_mount
 short_description: Make sandbox roots nosuid,nodev bind mounts of themselves on the host
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Makes each O(path) a bind mount of itself with C(nosuid) and C(nodev), so whatever a
     container leaves there (a setuid root shell, a file with C(cap_net_raw+ep), a device

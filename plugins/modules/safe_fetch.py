@@ -9,7 +9,7 @@
 DOCUMENTATION = r"""
 module: safe_fetch
 short_description: Fetch a file from a sandbox host with denylist, realpath and size checks
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Works like M(ansible.builtin.fetch) for one file, but treats the target as an untrusted
     sandbox (an agent's SSH box or container) whose files should reach the operator without
@@ -90,7 +90,7 @@ options:
         they are below every C(.hermes) directory. It is resolved inside the sandbox too, and the
         resolved path is checked against both spellings.
     type: str
-    version_added: 0.1.0
+    version_added: 1.0.0
   strict:
     description:
       - Strict mode. Nothing is ever fetched; the task reports the refusal (and fails unless

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: sandbox_mounts_info
 short_description: List Docker containers' bind mounts and decide which lie in a sandbox sweep's scope
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Asks the Docker engine for its containers and their mounts, derives the C(<sandbox>/docker)
     roots from the host's own Hermes configuration, and decides for every mount whether a sweep may

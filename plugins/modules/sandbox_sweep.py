@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: sandbox_sweep
 short_description: Return ownership, strip setuid/setgid bits and clear file capabilities in Docker sandboxes
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - For every bind mount in scope (see M(sandboxguard.boundary.sandbox_mounts_info)), runs three steps
     in the order the Hermes teardown uses, each with its own budget so one huge tree cannot starve

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: setid_strip
 short_description: Remove setuid and setgid bits from regular files under sandbox directories
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Walks each path once, race-safely, and clears S_ISUID and S_ISGID on every regular file,
     keeping all other permission bits, the owner, the contents and the mtime.

@@ -21,7 +21,7 @@ description:
     write permission from an existing one.
   - New files are created with mode 0600 and the owner of the Hermes home; existing files keep their mode and owner.
   - With O(eval_isolation=true) also installs the crontab shim and an eval-run wrapper (see O(bin_dir)).
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - sandboxguard contributors (@sandboxguard)
 options:

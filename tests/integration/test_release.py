@@ -32,9 +32,19 @@ def scratch(tmp_path):
     clone = tmp_path / "boundary"
     git(TOP, "clone", "-q", TOP, str(clone))
     shutil.copy(os.path.join(TOP, "tools", "release.sh"), clone / "tools" / "release.sh")
+    if not glob.glob(str(clone / "changelogs" / "fragments" / "*.yml")):
+        # right after a release the fragments are gone: give the next one something to carry
+        (clone / "changelogs" / "fragments" / "next.yml").write_text(
+            "minor_changes:\n  - release test - a change for the next release.\n")
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "--allow-empty", "-m", "the release script under test")
     return clone
+
+
+def bump(clone, minor=1, patch=0):
+    """A version newer than the clone's galaxy.yml (the tests must not assume which one is current)."""
+    major, current_minor, _ = (int(part) for part in load(clone / "galaxy.yml")["version"].split("."))
+    return "%d.%d.%d" % (major, current_minor + minor, patch)
 
 
 def release(clone, *args):
@@ -55,26 +65,28 @@ def test_release_commits_tags_and_builds_the_version_with_every_fragment(scratch
     for path in fragments:
         for entries in load(path).values():
             expected += entries if isinstance(entries, list) else []
-    done = release(scratch, "1.0.0", "--skip-import")
+    version = bump(scratch)
+    done = release(scratch, version, "--skip-import")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert load(scratch / "galaxy.yml")["version"] == "1.0.0"
-    assert 'version = "1.0.0"' in (scratch / "python" / "pyproject.toml").read_text()
+    assert load(scratch / "galaxy.yml")["version"] == version
+    assert 'version = "%s"' % version in (scratch / "python" / "pyproject.toml").read_text()
     for init in ("python/src/sandboxguard/__init__.py", "plugins/module_utils/sandboxguard/__init__.py"):
-        assert '__version__ = "1.0.0"' in (scratch / init).read_text()
-    changes = load(scratch / "changelogs" / "changelog.yaml")["releases"]["1.0.0"]["changes"]
+        assert '__version__ = "%s"' % version in (scratch / init).read_text()
+    changes = load(scratch / "changelogs" / "changelog.yaml")["releases"][version]["changes"]
     listed = [entry for key, entries in changes.items() if key != "release_summary" for entry in entries]
     assert sorted(listed) == sorted(expected)
     assert changes["release_summary"]
-    assert "\nv1.0.0\n======\n" in (scratch / "CHANGELOG.rst").read_text()
+    title = "v" + version
+    assert "\n%s\n%s\n" % (title, "=" * len(title)) in (scratch / "CHANGELOG.rst").read_text()
     assert glob.glob(str(scratch / "changelogs" / "fragments" / "*.yml")) == []
     assert git(scratch, "status", "--porcelain", "--untracked-files=no") == ""
-    assert git(scratch, "log", "-1", "--format=%s").strip() == "Release 1.0.0"
-    assert git(scratch, "describe", "--exact-match", "HEAD").strip() == "1.0.0"
-    tarball = scratch / ".cache" / "release" / "sandboxguard-boundary-1.0.0.tar.gz"
+    assert git(scratch, "log", "-1", "--format=%s").strip() == "Release " + version
+    assert git(scratch, "describe", "--exact-match", "HEAD").strip() == version
+    tarball = scratch / ".cache" / "release" / ("sandboxguard-boundary-%s.tar.gz" % version)
     with tarfile.open(tarball) as tar:
         manifest = yaml.safe_load(tar.extractfile("MANIFEST.json"))
         names = tar.getnames()
-    assert manifest["collection_info"]["version"] == "1.0.0"
+    assert manifest["collection_info"]["version"] == version
     assert "CHANGELOG.rst" in names and not [n for n in names if n.startswith(("molecule/", "tests/unit/"))]
 
 
@@ -92,24 +104,28 @@ def test_release_refuses_a_bad_version_and_changes_nothing(scratch, version, mes
 
 def test_release_refuses_a_dirty_tree(scratch):
     (scratch / "README.md").write_text("changed\n")
-    done = release(scratch, "1.0.0", "--skip-import")
+    version = bump(scratch)
+    done = release(scratch, version, "--skip-import")
     assert done.returncode == 1 and "uncommitted changes" in done.stderr
-    assert load(scratch / "galaxy.yml")["version"] != "1.0.0"
+    assert load(scratch / "galaxy.yml")["version"] != version
 
 
 def test_readme_pins_follow_the_release(scratch):
-    done = release(scratch, "1.2.3", "--skip-import")
+    version = bump(scratch, minor=2, patch=3)
+    done = release(scratch, version, "--skip-import")
     assert done.returncode == 0, done.stderr[-3000:]
     readme = (scratch / "README.md").read_text() + (scratch / "docs" / "awx.md").read_text()
-    assert set(re.findall(r"^ *version: (\S+)$", readme, re.M)) == {"1.2.3"}
-    assert re.findall(r"sandboxguard-boundary-(\d+\.\d+\.\d+)\.tar\.gz", readme) == ["1.2.3"]
+    assert set(re.findall(r"^ *version: (\S+)$", readme, re.M)) == {version}
+    assert re.findall(r"sandboxguard-boundary-(\d+\.\d+\.\d+)\.tar\.gz", readme) == [version]
     changed = git(scratch, "show", "--name-only", "--format=", "HEAD").split()
     assert "README.md" in changed and "docs/awx.md" in changed
 
 
 def test_no_commit_leaves_the_release_for_review(scratch):
     head = git(scratch, "rev-parse", "HEAD")
-    done = release(scratch, "1.0.0", "--no-commit", "--skip-import")
+    tags = git(scratch, "tag")
+    version = bump(scratch)
+    done = release(scratch, version, "--no-commit", "--skip-import")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert git(scratch, "rev-parse", "HEAD") == head and git(scratch, "tag") == ""
+    assert git(scratch, "rev-parse", "HEAD") == head and git(scratch, "tag") == tags
     assert "galaxy.yml" in git(scratch, "status", "--porcelain")
