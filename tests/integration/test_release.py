@@ -34,6 +34,7 @@ def scratch(tmp_path):
     shutil.copy(os.path.join(TOP, "tools", "release.sh"), clone / "tools" / "release.sh")
     if not glob.glob(str(clone / "changelogs" / "fragments" / "*.yml")):
         # right after a release the fragments are gone: give the next one something to carry
+        (clone / "changelogs" / "fragments").mkdir(exist_ok=True)
         (clone / "changelogs" / "fragments" / "next.yml").write_text(
             "minor_changes:\n  - release test - a change for the next release.\n")
     git(clone, "add", "-A")
