@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.join(REPO, "python", "src"))
 from sandboxguard import strip as stripmod  # noqa: E402
 from sandboxguard.caps import XATTR_NAME, encode_vfs_cap  # noqa: E402
 
+DOMINANT_SHARE = 0.4  # --shape dominant: one package holds this share of the files
 TREE_VERSION = 1  # bump when the tree's shape changes, so old cached trees are not reused
 DEFAULT_DIR = "/var/tmp/sandboxguard-bench"
 TARGET_VS_B = 0.8
@@ -81,14 +82,15 @@ class _Builder:
         self.setgid = set(idx[k_id:])
         self.caps = set(self.rng.sample(range(n_files), k_cap))
         self.file_paths = []  # a sample of (dir relpath, name) for .bin symlink targets
+        self.limit = n_files  # files() and full() stop here (lowered while the dominant package is built)
 
     def full(self):
-        return self.made >= self.n_files
+        return self.made >= self.limit
 
     def files(self, dfd, relpath, count, names=()):
         rng = self.rng
         for j in range(count):
-            if self.made >= self.n_files:
+            if self.made >= self.limit:
                 return
             if j < len(names):
                 name = names[j]
@@ -179,12 +181,43 @@ class _Builder:
             if owned is not None:
                 os.close(owned)
 
-    def node_modules(self, parent_fd, rel, depth, n_packages=None):
+    def dominant_package(self, nm_fd, nm_rel, share):
+        """One package holding `share` of all files (a monorepo-sized dependency such as a
+        compiler or an SDK): groups of 20-60 module directories, each a file_dir."""
+        rng = self.rng
+        self.limit = min(self.n_files, self.made + int(self.n_files * share))
+        rel = nm_rel + "/big-sdk"
+        pfd = self.subdir(nm_fd, "big-sdk")
+        try:
+            self.files(pfd, rel, 5, FILE_NAMES)
+            group = 0
+            while not self.full():
+                gname = "group%d" % group
+                gfd = self.subdir(pfd, gname)
+                try:
+                    for k in range(rng.randint(20, 60)):
+                        if self.full():
+                            break
+                        sfd = self.subdir(gfd, "mod%d" % k)
+                        try:
+                            self.file_dir(sfd, "%s/%s/mod%d" % (rel, gname, k), 1)
+                        finally:
+                            os.close(sfd)
+                finally:
+                    os.close(gfd)
+                group += 1
+        finally:
+            os.close(pfd)
+            self.limit = self.n_files
+
+    def node_modules(self, parent_fd, rel, depth, n_packages=None, dominant=0.0):
         nm_rel = rel + "/node_modules"
         nm_fd = self.subdir(parent_fd, "node_modules")
         try:
             start = len(self.file_paths)
             count = 0
+            if dominant:
+                self.dominant_package(nm_fd, nm_rel, dominant)
             while not self.full() and (n_packages is None or count < n_packages):
                 self.package(nm_fd, nm_rel, depth)
                 count += 1
@@ -202,9 +235,18 @@ class _Builder:
             os.close(nm_fd)
 
 
-def tree_for(base, n_files, seed):
-    """Return (root, manifest) of a tree with n_files files, building it unless cached."""
-    key = os.path.join(base, "nm-%d-seed%d-v%d" % (n_files, seed, TREE_VERSION))
+SHAPES = {"balanced": 0.0, "dominant": DOMINANT_SHARE}
+
+
+def tree_for(base, n_files, seed, shape="balanced"):
+    """Return (root, manifest) of a tree with n_files files, building it unless cached.
+
+    shape "balanced": many packages of similar size; "dominant": the same, but one
+    package (node_modules/big-sdk) holds DOMINANT_SHARE of the files, which a walk that
+    shares work only as whole subtrees leaves to one walker.
+    """
+    prefix = "nm-" if shape == "balanced" else "nm-%s-" % shape
+    key = os.path.join(base, "%s%d-seed%d-v%d" % (prefix, n_files, seed, TREE_VERSION))
     manifest_path = key + ".json"
     root = os.path.join(key, "root")
     if os.path.exists(manifest_path) and os.path.isdir(root):
@@ -223,14 +265,14 @@ def tree_for(base, n_files, seed):
     rfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         b.files(rfd, "", 2, ("package.json", "package-lock.json"))
-        b.node_modules(rfd, "", 0)
+        b.node_modules(rfd, "", 0, dominant=SHAPES[shape])
     finally:
         os.close(rfd)
         os.umask(old_umask)
     manifest = {
         "files": b.made, "dirs": b.dirs + 1, "symlinks": b.symlinks, "setuid": len(b.setuid),
         "setgid": len(b.setgid), "caps": len(b.caps), "setid_and_caps": len((b.setuid | b.setgid) & b.caps),
-        "seed": seed, "build_s": round(time.monotonic() - started, 1),
+        "seed": seed, "shape": shape, "build_s": round(time.monotonic() - started, 1),
         "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     with open(manifest_path, "w") as f:
@@ -419,7 +461,14 @@ def profile_walk(root):
     os.waitpid(pid, 0)
 
 
-def bench_one(root, manifest, repeat):
+def drop_caches():
+    """Write dirty pages out and drop the page, dentry and inode caches (root only)."""
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def bench_one(root, manifest, repeat, cold=False, contenders=("a_cli", "a_lib", "b", "c")):
     n = manifest["files"]
     ref_setid, ref_caps = reference_counts(root)
     checks = []
@@ -466,21 +515,26 @@ def bench_one(root, manifest, repeat):
         runs["c"].append(t)
         cpu["c"].append(c)
 
-    order = [do_a_cli, do_a_lib, do_b, do_c]
-    log("warm-up (one run of each) ...")
-    for fn in order:
-        fn()
-    for values in (*runs.values(), *cpu.values()):
-        values.clear()
-    rss.clear()
+    order = [fn for key, fn in (("a_cli", do_a_cli), ("a_lib", do_a_lib), ("b", do_b), ("c", do_c))
+             if key in contenders]
+    if not cold:
+        log("warm-up (one run of each) ...")
+        for fn in order:
+            fn()
+        for values in (*runs.values(), *cpu.values()):
+            values.clear()
+        rss.clear()
     for i in range(repeat):
-        log("round %d/%d" % (i + 1, repeat))
+        log("round %d/%d%s" % (i + 1, repeat, " (caches dropped before each contender)" if cold else ""))
         rot = order[i % len(order):] + order[: i % len(order)]  # interleaved, rotating order
         for fn in rot:
+            if cold:
+                drop_caches()
             fn()
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
-    return med, med_cpu, runs, max(rss), checks, (ref_setid, ref_caps)
+    nan = float("nan")
+    med = {k: statistics.median(v) if v else nan for k, v in runs.items()}
+    med_cpu = {k: statistics.median(v) if v else nan for k, v in cpu.items()}
+    return med, med_cpu, runs, max(rss) if rss else 0, checks, (ref_setid, ref_caps)
 
 
 def print_results(manifest, med, med_cpu, runs, rss_kib, refs, load_before, load_after):
@@ -501,6 +555,8 @@ def print_results(manifest, med, med_cpu, runs, rss_kib, refs, load_before, load
     print("%-44s %8s %11s %8s   %s" % ("contender (median of rounds)", "wall s", "files/s", "CPU s",
                                       "all rounds, wall s"))
     for label, key in rows:
+        if not runs[key]:
+            continue
         cpu_text = "-" if med_cpu[key] != med_cpu[key] else "%.3f" % med_cpu[key]  # NaN: not measured
         print("%-44s %8.3f %11s %8s   %s" % (label, med[key], f"{n / med[key]:,.0f}", cpu_text,
                                            " ".join("%.3f" % t for t in runs[key])))
@@ -508,6 +564,8 @@ def print_results(manifest, med, med_cpu, runs, rss_kib, refs, load_before, load
     print("\nratios (wall-clock medians; the targets) and, for information, CPU-time ratios:")
     for label, key in (("a (CLI)", "a_cli"), ("a' (in-process)", "a_lib")):
         for other, target in (("b", TARGET_VS_B), ("c", TARGET_VS_C)):
+            if not (runs[key] and runs[other]):
+                continue
             ratio = med[key] / med[other]
             ok = ratio <= target
             results.append(ok)
@@ -515,6 +573,8 @@ def print_results(manifest, med, med_cpu, runs, rss_kib, refs, load_before, load
                 label, other, ratio, target, "PASS" if ok else "FAIL", med_cpu[key] / med_cpu[other]))
     rss_mib = rss_kib / 1024
     rss_ok = rss_mib < TARGET_RSS_MIB
+    if not runs["a_cli"]:
+        return results, rss_mib
     print("  peak RSS of (a) CLI (wait4, includes its forked worker) = %.1f MiB   target < %d MiB   %s"
           % (rss_mib, TARGET_RSS_MIB, "PASS" if rss_ok else "FAIL"))
     return [*results, rss_ok], rss_mib
@@ -534,6 +594,14 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5, help="timed rounds after the warm-up (default %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="tree shape seed (default %(default)s)")
     ap.add_argument("--keep", action="store_true", help="keep the tree for the next run (else removed at the end)")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="balanced",
+                    help="tree shape: balanced, or dominant (one package holds %d %%%% of the files); "
+                         "default %%(default)s" % (DOMINANT_SHARE * 100))
+    ap.add_argument("--cold", action="store_true",
+                    help="cold cache: no warm-up; sync and drop the page, dentry and inode caches before "
+                         "each contender of each round")
+    ap.add_argument("--contenders", default="a_cli,a_lib,b,c",
+                    help="which to run, comma-separated from a_cli,a_lib,b,c (default %(default)s)")
     ap.add_argument("--syscalls", action="store_true", help="also count syscalls per file with strace -c -f")
     ap.add_argument("--profile", action="store_true", help="also cProfile the walk (in a forked child)")
     args = ap.parse_args(argv)
@@ -545,20 +613,25 @@ def main(argv=None):
     base = os.path.realpath(args.dir)
     if base == REPO or base.startswith(REPO + "/"):
         raise SystemExit("--dir %s is inside the checkout; the tree must not end up in git" % base)
+    contenders = tuple(c.strip() for c in args.contenders.split(",") if c.strip())
+    unknown = set(contenders) - {"a_cli", "a_lib", "b", "c"}
+    if unknown or not contenders:
+        raise SystemExit("--contenders: unknown %s (choose from a_cli,a_lib,b,c)" % ",".join(sorted(unknown)))
     sizes = [int(s) for s in args.files.split(",")]
     if min(sizes) < 1:
         raise SystemExit("--files must be positive")
     os.makedirs(base, exist_ok=True)
     BASE_DIR[0] = base
-    print("sandboxguard walker benchmark: %s, python %s, %d CPUs, %s" % (
+    print("sandboxguard walker benchmark: %s, python %s, %d CPUs, %s, shape %s, %s cache" % (
         time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()), sys.version.split()[0], os.cpu_count() or 0,
-        os.uname().release))
+        os.uname().release, args.shape, "cold" if args.cold else "warm"))
     correct, targets_met, rss_by_size = True, True, []
     for n in sizes:
-        root, manifest, manifest_path = tree_for(base, n, args.seed)
+        root, manifest, manifest_path = tree_for(base, n, args.seed, args.shape)
         try:
             load_before = loadavg()
-            med, med_cpu, runs, rss_kib, checks, refs = bench_one(root, manifest, args.repeat)
+            med, med_cpu, runs, rss_kib, checks, refs = bench_one(root, manifest, args.repeat, args.cold,
+                                                                  contenders)
             results, rss_mib = print_results(manifest, med, med_cpu, runs, rss_kib, refs, load_before, loadavg())
             rss_by_size.append((manifest["files"], rss_mib))
             targets_met = targets_met and all(results)
