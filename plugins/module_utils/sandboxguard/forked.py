@@ -21,6 +21,7 @@ import time
 WORKER_GRACE_S = 5.0
 # How long a stopped walker has to stop its own walkers before it is SIGKILLed.
 WORKER_STOP_S = 2.0
+POLL_S = 0.02  # read_all's while_waiting interval
 MAX_WORKERS = 2  # measured: a second walker helps on 2 cores; threads make it slower (FACTS.md)
 
 
@@ -47,13 +48,24 @@ def _raise_stopped(signum, _frame):
 _LIBC = []
 
 
+def libc():
+    """This process's C library through ctypes (errno kept; ``syscall`` returns a long),
+    loaded once; None where there is none to load."""
+    if not _LIBC:
+        try:
+            lib = ctypes.CDLL(None, use_errno=True)
+            lib.syscall.restype = ctypes.c_long
+        except (OSError, AttributeError):
+            lib = None
+        _LIBC.append(lib)
+    return _LIBC[0]
+
+
 def _die_with_parent(parent_pid):
     """In a forked child: be SIGKILLed when the parent dies (prctl PR_SET_PDEATHSIG,
     prctl(2)), and exit now if it died before that was set."""
     try:
-        if not _LIBC:
-            _LIBC.append(ctypes.CDLL(None, use_errno=True))
-        _LIBC[0].prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        libc().prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not glibc/Linux: the parent's signal handling still stops us
         pass
     if os.getppid() != parent_pid:
@@ -140,14 +152,25 @@ def read_json(pid, read_fd, limit):
     return json.loads(b"".join(chunks).decode() or "{}")
 
 
-def read_all(children):
-    """read_json for each (pid, read_fd) in turn; interrupted, stop every one not yet read."""
+def read_all(children, while_waiting=None):
+    """read_json for each (pid, read_fd) in turn; interrupted, stop every one not yet read.
+
+    ``while_waiting()``, when given, is called at once and then every ``POLL_S`` seconds
+    until it returns True or a child's report starts to arrive (the prefetch's cold
+    check, prefetch.py).
+    """
     results = []
+    done = 0  # children read_json has taken care of (it stops and reaps its own when interrupted)
     try:
+        if while_waiting is not None:
+            fds = [read_fd for _, read_fd in children]
+            while not while_waiting() and not select.select(fds, [], [], POLL_S)[0]:
+                pass
         for pid, read_fd in children:
+            done += 1
             results.append(read_json(pid, read_fd, None))
     except BaseException:
-        for pid, read_fd in children[len(results) + 1:]:
+        for pid, read_fd in children[done:]:
             os.close(read_fd)
             stop_child(pid)
         raise

@@ -8,6 +8,29 @@ reopened; at most ``held_fd_cap()`` directory descriptors are held (a reopen ope
 at a time); the walk stays on the root's mount; a deadline ends it with ``complete:
 False``. Each regular file that carries something to act on goes to fileops.fix_at,
 which proves the inode and runs the file actions. Fills one report (strip's shape).
+
+The pieces, in reading order:
+
+* ``Walk`` (walk_root, _drain, _visit, list_dir): one directory at a time, depth first.
+  ``list_dir`` is the per-entry loop every file goes through; it stays one function on
+  purpose (a call per entry would cost about 3 % of a warm 1M-file walk).
+* ``_HeldDirs``: which directory descriptors are held, and reopening along a node's
+  ancestors when one was released.
+* ``_Findings``: what goes into the report (errors, findings, counts) and the hand-off
+  of a flagged file to fileops.
+* ``_Sharing``: the forked walkers. Breadth first until SHARE_FRONTIER directories
+  wait, then ``workers`` forked walkers take whole subtrees from a shared queue, and
+  the process that forked them merges their reports.
+
+Cold cache (issue 13): sharing whole subtrees leaves the disk with one read in flight
+per walker, and a package holding 40 % of the tree with one walker. While the walkers
+run, their parent has nothing to do but wait, so it keeps more directory reads in
+flight ahead of them (prefetch.py): threads that list directories from one shared
+stack, split per directory rather than per subtree, and stat one file per inode-table
+block. They start only once the walk reads from the disk (/proc/PID/io), read through
+openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV) from the root's
+descriptor, act on nothing and hand nothing to the walkers, which still open and check
+every directory themselves. A warm walk starts no thread and runs as before.
 """
 import collections
 import errno
@@ -18,10 +41,12 @@ import struct
 import time
 
 from . import caps as capsmod
+from . import prefetch
 from .fileops import CAP_XATTR, ChangedUnderUs, fix_at
 from .forked import fork_json, read_all
 from .mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
 from .report import error_text as _error_text
+from .report import merge
 from .report import mode_text as _mode_text
 from .report import new_report as _envelope
 
@@ -52,13 +77,20 @@ class _Dir:
         self.pending = 0
         self.listed = False
 
-    def path(self, root_path):
+    def names(self):
         names = []
         node = self
         while node.parent is not None:
             names.append(node.name)
             node = node.parent
-        return "/".join([root_path.rstrip("/") or "", *names[::-1]]) or "/"
+        return names[::-1]
+
+    def path(self, root_path):
+        return "/".join([root_path.rstrip("/") or "", *self.names()]) or "/"
+
+    def relpath(self):
+        """The path below the root as bytes (b"." for the root), for prefetch.py."""
+        return os.fsencode("/".join(self.names())) if self.parent is not None else b"."
 
 
 def new_report(roots, dry_run):
@@ -69,7 +101,214 @@ def new_report(roots, dry_run):
     })
 
 
-class Walk:
+class _HeldDirs:
+    """The directory descriptors one walk holds: at most ``cap`` (held_fd_cap); the
+    shallowest are released first (a depth-first walk comes back to them last) and
+    ``ensure`` reopens a node along its ancestors, identity-checked, when it needs one."""
+
+    __slots__ = ("cap", "nodes")
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.nodes = set()
+
+    def hold(self, node, fd):
+        node.fd = fd
+        self.nodes.add(node)
+
+    def release(self, node):
+        if node.fd is not None and node.parent is not None:  # the root's fd belongs to the caller
+            os.close(node.fd)
+            node.fd = None
+            self.nodes.discard(node)
+
+    def release_all(self):
+        for node in list(self.nodes):
+            self.release(node)
+
+    def trim(self):
+        excess = len(self.nodes) - self.cap
+        if excess > 0:
+            for node in sorted(self.nodes, key=_depth)[:excess]:
+                self.release(node)
+
+    def ensure(self, node):
+        """Return an fd for node, reopening along its ancestors (identity-checked).
+
+        One descriptor at a time is open along the way (a chain can be thousands of
+        directories long); the deepest ancestors that still have children to visit are
+        held again while there is room, so the next re-hold is short.
+        """
+        chain = []
+        cur = node
+        while cur.fd is None:
+            chain.append(cur)
+            cur = cur.parent  # the root node always holds its fd
+        chain.reverse()
+        keep_from = len(chain) - max(1, self.cap - len(self.nodes))
+        fd, transient = cur.fd, False
+        for index, step in enumerate(chain):
+            try:
+                child = _open_child(fd, step.name)
+            finally:
+                if transient:
+                    os.close(fd)
+            fd, transient = child, True
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (step.dev, step.ino):
+                os.close(fd)
+                raise ChangedUnderUs("directory was replaced during the walk")
+            if step is node or (index >= keep_from and step.pending > 0):
+                self.hold(step, fd)
+                transient = False
+        return node.fd
+
+
+def _open_child(parent_fd, name):
+    return os.open(name, DIR_FLAGS, dir_fd=parent_fd)
+
+
+class _Findings:
+    """What a walk records: errors, findings and counts (in ``self.report``), and the
+    hand-off of a flagged regular file to fileops.fix_at. A mixin of Walk."""
+
+    def add_error(self, path, exc, op):
+        self.counts["errors"] += 1
+        if len(self.report["errors"]) < self.max_listed:
+            text = _error_text(exc) if isinstance(exc, OSError) else str(exc)
+            self.report["errors"].append({"path": path, "op": op, "error": text})
+
+    def add_finding(self, entry):
+        if len(self.report["files"]) < self.max_listed:
+            self.report["files"].append(entry)
+        else:
+            self.counts["unlisted"] += 1
+
+    def visit_dir_owner(self, fd, st, path):
+        """Ownership return for a directory, through its own open descriptor."""
+        if st.st_uid not in self.chown_from:
+            return
+        uid, gid = self.chown_to
+        entry = {"path": path, "type": "directory", "mode_before": _mode_text(st.st_mode),
+                 "mode_after": _mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
+                 "gid": st.st_gid, "nlink": st.st_nlink, "actions": ["chown"]}
+        if not self.dry_run:
+            try:
+                os.fchown(fd, uid, gid)
+                self.report["changed"] = True
+            except OSError as exc:
+                self.add_error(path, exc, "chown")
+                return
+        else:
+            self.report["changed"] = True
+        self.counts["chown"] += 1
+        self.add_finding(entry)
+
+    def act_on_file(self, dfd, name, st, path):
+        """Report and (unless dry-run) fix one regular file the scan flagged, through a
+        handle proven to be the inode scanned (see fileops.fix_at)."""
+        try:
+            entry, changed = fix_at(dfd, name, self.opts, path, (st.st_dev, st.st_ino), self.cap_bits)
+        except ChangedUnderUs as exc:
+            self.add_error(path, str(exc), "verify")
+            return
+        except OSError as exc:
+            self.add_error(path, "vanished during the walk" if exc.errno == errno.ENOENT else exc, "open O_PATH")
+            return
+        if entry is None:
+            return
+        self.count_finding(entry)
+        self.report["changed"] = self.report["changed"] or changed
+        self.add_finding(entry)
+        if entry.get("error"):
+            self.add_error(path, entry["error"], "change")
+
+    def count_finding(self, entry):
+        actions = entry["actions"]
+        counts = self.counts
+        if "setuid" in actions or "setgid" in actions:
+            counts["setid"] += 1
+        if "caps" in actions:
+            counts["caps"] += 1
+        if "chown" in actions:
+            counts["chown"] += 1
+        if entry.get("skipped"):
+            counts["skipped"] += 1
+        if entry["nlink"] > 1:
+            counts["hardlinks"] += 1
+
+
+class _Sharing:
+    """The forked walkers sharing one root (see the module docstring). A mixin of Walk.
+
+    The queue is a pipe of 4-byte indices into the frontier, written in full before
+    the fork (so every read gets a whole index); the walkers inherit the directory
+    descriptors, so nothing is looked up again by path. Only the first walker calls
+    ``progress`` (with its own counts).
+    """
+
+    def _walk_shared(self, root):
+        work = self._frontier(root)
+        if not work:
+            return
+        if len(work) * 4 > SHARE_QUEUE_BYTES:  # a frontier too wide for one pipe write: walk it here
+            self._drain(work[::-1])
+            return
+        walkers = self._fork_walkers(work)
+        self.fds.release_all()  # the walkers hold their own copies now
+        watch = prefetch.ColdWatch(root.fd, [node.relpath() for node in work], [pid for pid, _ in walkers],
+                                   self.io_start, self.prefetch_threads, self.deadline)
+        try:
+            subs = read_all(walkers, watch.poll)
+        finally:
+            watch.stop()
+        for sub in subs:
+            if sub is None or "worker_error" in sub:
+                raise RuntimeError("walker failed: %s" % (sub or {}).get("worker_error", "no report"))
+            merge(self.report, sub, self.max_listed)
+
+    def _frontier(self, root):
+        """Breadth first until SHARE_FRONTIER directories wait; those (None: out of time)."""
+        try:
+            self.io_start = prefetch.read_bytes(os.getpid())
+        except (OSError, ValueError):
+            self.io_start = None  # no I/O accounting: no cold check, no prefetch
+        frontier = collections.deque([root])
+        while frontier and len(frontier) < SHARE_FRONTIER:
+            if self.out_of_time():
+                return None
+            self._visit(frontier.popleft(), frontier)
+        return list(frontier)
+
+    def _fork_walkers(self, work):
+        queue_r, queue_w = os.pipe()
+        os.write(queue_w, b"".join(struct.pack("<I", i) for i in range(len(work))))
+        os.close(queue_w)
+        walkers = []
+        try:
+            for index in range(self.workers):
+                walkers.append(fork_json(lambda index=index: self._walk_queue(queue_r, work, index)))
+        finally:
+            os.close(queue_r)
+        return walkers
+
+    def _walk_queue(self, queue_r, work, index):
+        """In a forked walker: drain whole subtrees named on the queue; return a report."""
+        self.report = new_report(self.report["roots"], self.dry_run)
+        self.counts = self.report["counts"]
+        if index:
+            self.progress = None
+        while True:
+            item = os.read(queue_r, 4)
+            if len(item) < 4:
+                break
+            self._drain([work[struct.unpack("<I", item)[0]]])
+            if not self.report["complete"]:
+                break
+        return self.report
+
+
+class Walk(_Findings, _Sharing):
     """One walk over one or more roots; fills a report. Not thread-safe; one use."""
 
     def __init__(self, report, opts, use_chdir, workers=1):
@@ -92,82 +331,17 @@ class Walk:
         self.progress_interval = opts.progress_interval
         self.workers = workers
         self.next_progress = time.monotonic() + opts.progress_interval
-        self.open_nodes = set()
-        self.max_held = held_fd_cap()
+        self.fds = _HeldDirs(held_fd_cap())
         self.xattrs_supported = True
         self.cap_bits = capsmod.kernel_cap_bits()
-
-    # -- results ---------------------------------------------------------------
-    def add_error(self, path, exc, op):
-        self.counts["errors"] += 1
-        if len(self.report["errors"]) < self.max_listed:
-            text = _error_text(exc) if isinstance(exc, OSError) else str(exc)
-            self.report["errors"].append({"path": path, "op": op, "error": text})
-
-    def add_finding(self, entry):
-        if len(self.report["files"]) < self.max_listed:
-            self.report["files"].append(entry)
-        else:
-            self.counts["unlisted"] += 1
+        self.prefetch_threads = prefetch.THREADS
+        self.io_start = None
 
     def out_of_time(self):
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.report["complete"] = False
             return True
         return False
-
-    # -- directories -------------------------------------------------------------
-    def _open_child(self, parent_fd, name):
-        return os.open(name, DIR_FLAGS, dir_fd=parent_fd)
-
-    def ensure_fd(self, node):
-        """Return an fd for node, reopening along its ancestors (identity-checked).
-
-        One descriptor at a time is open along the way (a chain can be thousands of
-        directories long); the deepest ancestors that still have children to visit are
-        held again while there is room, so the next re-hold is short.
-        """
-        chain = []
-        cur = node
-        while cur.fd is None:
-            chain.append(cur)
-            cur = cur.parent  # the root node always holds its fd
-        chain.reverse()
-        keep_from = len(chain) - max(1, self.max_held - len(self.open_nodes))
-        fd, transient = cur.fd, False
-        for index, step in enumerate(chain):
-            try:
-                child = self._open_child(fd, step.name)
-            finally:
-                if transient:
-                    os.close(fd)
-            fd, transient = child, True
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != (step.dev, step.ino):
-                os.close(fd)
-                raise ChangedUnderUs("directory was replaced during the walk")
-            if step is node or (index >= keep_from and step.pending > 0):
-                self.hold(step, fd)
-                transient = False
-        return node.fd
-
-    def hold(self, node, fd):
-        node.fd = fd
-        self.open_nodes.add(node)
-
-    def release(self, node):
-        if node.fd is not None and node.parent is not None:
-            os.close(node.fd)
-            node.fd = None
-            self.open_nodes.discard(node)
-
-    def trim(self):
-        """Keep at most max_held directory descriptors: release the shallowest (a depth-
-        first walk comes back to them last; ensure_fd reopens them when it does)."""
-        excess = len(self.open_nodes) - self.max_held
-        if excess > 0:
-            for node in sorted(self.open_nodes, key=_depth)[:excess]:
-                self.release(node)
 
     def walk_root(self, opened):
         """Walk one root from the descriptor roots.open_root proved (an OpenRoot of a
@@ -193,8 +367,7 @@ class Walk:
             else:
                 self._drain([root])
         finally:
-            for node in list(self.open_nodes):
-                self.release(node)
+            self.fds.release_all()
 
     def _drain(self, stack):
         """Depth first over `stack` until it is empty or the budget is spent."""
@@ -205,130 +378,54 @@ class Walk:
 
     def _visit(self, node, pending):
         """Open (identity- and mount-checked) and list one directory; queue its subdirectories."""
-        root, root_path = self.root, self.root_path
-        if node is not root:
-            parent = node.parent
-            try:
-                pfd = parent.fd if parent.fd is not None else self.ensure_fd(parent)
-                fd = self._open_child(pfd, node.name)
-            except (OSError, ChangedUnderUs) as exc:
-                self.add_error(node.path(root_path), exc, "open directory")
-                self._child_done(parent)
-                return
-            self._child_done(parent)
-            self.hold(node, fd)
-            st = os.fstat(fd)
-            node.dev, node.ino = st.st_dev, st.st_ino
-            pruned = False
-            if self.one_file_system and st.st_dev != root.dev:
-                pruned = True
-            elif self.check_mounts:
-                try:
-                    pruned = mount_id_of_fd(fd) != self.root_mnt
-                except OSError as exc:
-                    self.add_error(node.path(root_path), exc, "read fdinfo")
-                    pruned = True
-            if pruned:
-                self.report["pruned_mounts"].append(node.path(root_path))
-                self.release(node)
-                return
-            if self.do_chown:
-                self.visit_dir_owner(fd, st, node.path(root_path))
+        if node is not self.root and not self._open_checked(node):
+            return
         self.counts["dirs"] += 1
-        self.list_dir(node, pending, root_path)
+        self.list_dir(node, pending, self.root_path)
         node.listed = True
         if node.pending == 0:
-            self.release(node)
-        self.trim()
+            self.fds.release(node)
+        self.fds.trim()
         if self.progress is not None and time.monotonic() >= self.next_progress:
             self.next_progress = time.monotonic() + self.progress_interval
             self.progress(dict(self.counts))
 
-    def _walk_shared(self, root):
-        """Breadth first until SHARE_FRONTIER directories wait, then `workers` forked walkers
-        take whole subtrees from a shared queue and this process merges their reports.
-
-        The queue is a pipe of 4-byte indices into the frontier, written in full before
-        the fork (so every read gets a whole index); the walkers inherit the directory
-        descriptors, so nothing is looked up again by path. Only the first walker calls
-        `progress` (with its own counts).
-        """
-        frontier = collections.deque([root])
-        while frontier and len(frontier) < SHARE_FRONTIER:
-            if self.out_of_time():
-                return
-            self._visit(frontier.popleft(), frontier)
-        work = list(frontier)
-        if len(work) * 4 > SHARE_QUEUE_BYTES:  # a frontier too wide for one pipe write: walk it here
-            self._drain(work[::-1])
-            return
-        if not work:
-            return
-        queue_r, queue_w = os.pipe()
-        os.write(queue_w, b"".join(struct.pack("<I", i) for i in range(len(work))))
-        os.close(queue_w)
-        walkers = []
+    def _open_checked(self, node):
+        """Open node under its parent's descriptor and hold it; False when it cannot be
+        opened (an error is reported) or sits on another mount (pruned and reported)."""
+        root_path, parent = self.root_path, node.parent
         try:
-            for index in range(self.workers):
-                walkers.append(fork_json(lambda index=index: self._walk_queue(queue_r, work, index)))
-        finally:
-            os.close(queue_r)
-        for sub in read_all(walkers):
-            self._merge(sub)
-
-    def _walk_queue(self, queue_r, work, index):
-        """In a forked walker: drain whole subtrees named on the queue; return a report."""
-        self.report = new_report(self.report["roots"], self.dry_run)
-        self.counts = self.report["counts"]
-        if index:
-            self.progress = None
-        while True:
-            item = os.read(queue_r, 4)
-            if len(item) < 4:
-                break
-            self._drain([work[struct.unpack("<I", item)[0]]])
-            if not self.report["complete"]:
-                break
-        return self.report
-
-    def _merge(self, sub):
-        if sub is None or "worker_error" in sub:
-            raise RuntimeError("walker failed: %s" % (sub or {}).get("worker_error", "no report"))
-        report = self.report
-        for key, value in sub["counts"].items():
-            report["counts"][key] += value
-        room = max(0, self.max_listed - len(report["files"]))
-        report["files"].extend(sub["files"][:room])
-        report["counts"]["unlisted"] += max(0, len(sub["files"]) - room)
-        report["errors"].extend(sub["errors"][:max(0, self.max_listed - len(report["errors"]))])
-        report["pruned_mounts"].extend(sub["pruned_mounts"])
-        report["changed"] = report["changed"] or sub["changed"]
-        report["complete"] = report["complete"] and sub["complete"]
+            pfd = parent.fd if parent.fd is not None else self.fds.ensure(parent)
+            fd = _open_child(pfd, node.name)
+        except (OSError, ChangedUnderUs) as exc:
+            self.add_error(node.path(root_path), exc, "open directory")
+            self._child_done(parent)
+            return False
+        self._child_done(parent)
+        self.fds.hold(node, fd)
+        st = os.fstat(fd)
+        node.dev, node.ino = st.st_dev, st.st_ino
+        pruned = False
+        if self.one_file_system and st.st_dev != self.root.dev:
+            pruned = True
+        elif self.check_mounts:
+            try:
+                pruned = mount_id_of_fd(fd) != self.root_mnt
+            except OSError as exc:
+                self.add_error(node.path(root_path), exc, "read fdinfo")
+                pruned = True
+        if pruned:
+            self.report["pruned_mounts"].append(node.path(root_path))
+            self.fds.release(node)
+            return False
+        if self.do_chown:
+            self.visit_dir_owner(fd, st, node.path(root_path))
+        return True
 
     def _child_done(self, parent):
         parent.pending -= 1
         if parent.pending == 0 and parent.listed:
-            self.release(parent)
-
-    def visit_dir_owner(self, fd, st, path):
-        """Ownership return for a directory, through its own open descriptor."""
-        if st.st_uid not in self.chown_from:
-            return
-        uid, gid = self.chown_to
-        entry = {"path": path, "type": "directory", "mode_before": _mode_text(st.st_mode),
-                 "mode_after": _mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
-                 "gid": st.st_gid, "nlink": st.st_nlink, "actions": ["chown"]}
-        if not self.dry_run:
-            try:
-                os.fchown(fd, uid, gid)
-                self.report["changed"] = True
-            except OSError as exc:
-                self.add_error(path, exc, "chown")
-                return
-        else:
-            self.report["changed"] = True
-        self.counts["chown"] += 1
-        self.add_finding(entry)
+            self.fds.release(parent)
 
     def list_dir(self, node, stack, root_path):
         dfd = node.fd
@@ -395,40 +492,6 @@ class Walk:
                         continue
                 if has_setid or has_caps or needs_chown:
                     self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
-
-    # -- files ---------------------------------------------------------------------
-    def act_on_file(self, dfd, name, st, path):
-        """Report and (unless dry-run) fix one regular file the scan flagged, through a
-        handle proven to be the inode scanned (see fileops.fix_at)."""
-        try:
-            entry, changed = fix_at(dfd, name, self.opts, path, (st.st_dev, st.st_ino), self.cap_bits)
-        except ChangedUnderUs as exc:
-            self.add_error(path, str(exc), "verify")
-            return
-        except OSError as exc:
-            self.add_error(path, "vanished during the walk" if exc.errno == errno.ENOENT else exc, "open O_PATH")
-            return
-        if entry is None:
-            return
-        self.count_finding(entry)
-        self.report["changed"] = self.report["changed"] or changed
-        self.add_finding(entry)
-        if entry.get("error"):
-            self.add_error(path, entry["error"], "change")
-
-    def count_finding(self, entry):
-        actions = entry["actions"]
-        counts = self.counts
-        if "setuid" in actions or "setgid" in actions:
-            counts["setid"] += 1
-        if "caps" in actions:
-            counts["caps"] += 1
-        if "chown" in actions:
-            counts["chown"] += 1
-        if entry.get("skipped"):
-            counts["skipped"] += 1
-        if entry["nlink"] > 1:
-            counts["hardlinks"] += 1
 
 
 def _depth(node):
