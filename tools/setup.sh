@@ -50,4 +50,7 @@ mkdir -p "$coll"
 if [ "$(readlink "$coll/boundary" 2>/dev/null)" != "$top" ]; then
   ln -sfn "$top" "$coll/boundary"
 fi
-log "ready: .venv ($(.venv/bin/ansible --version | head -n1)), collection at $coll/boundary"
+# The whole output, then its first line: `| head -n1` can close the pipe before ansible has
+# written the rest, and ansible then dies of BrokenPipeError (seen in a fresh clone's setup).
+version=$(.venv/bin/ansible --version)
+log "ready: .venv (${version%%$'\n'*}), collection at $coll/boundary"
