@@ -45,6 +45,7 @@ def _raise_stopped(signum, _frame):
 
 
 _LIBC = []
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def libc():
@@ -80,11 +81,22 @@ def fork_json(run):
     """
     parent = os.getpid()
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    # SIGTERM/SIGINT stay blocked across the fork until the child has its own handler: a
+    # signal that arrived in the child's first instructions ran the inherited handler inside
+    # CPython's after-fork hooks, where the exception is printed and swallowed ("Exception
+    # ignored in: <function _after_fork>") and the walker went on. Pending, it is delivered
+    # at the unblock below, inside the try, and unwinds the walk as any later one does.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        raise
     if pid == 0:  # child
         status = 0
         try:
             signal.signal(signal.SIGTERM, _raise_stopped)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             _die_with_parent(parent)
             os.close(read_fd)
             data = json.dumps(run()).encode()
@@ -98,6 +110,7 @@ def fork_json(run):
                 view = view[os.write(write_fd, view):]
         finally:
             os._exit(status)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)
     os.close(write_fd)
     return pid, read_fd
 
