@@ -165,8 +165,46 @@ remediation_text:
   description: The fix in words, naming the role variable or command.
   type: str
   returned: always
+findings:
+  description:
+    - What stops the agent user's sandbox or weakens it, in priority order (RV(reason) is the first unless
+      RV(errors) holds one), such as C(bwrap-missing), C(version-too-old), C(userns-restricted), C(prlimit-missing),
+      C(isolation-failed), C(timeout) and the other reasons of RV(reason).
+    - Each C({path, reason, remediation, message}); C(path) is the bwrap binary (or C(prlimit)).
+  type: list
+  elements: dict
+  returned: always
+errors:
+  description:
+    - Why the probe could not give a verdict, each C({path, op, error}) with C(op=probe), the report envelope's
+      error shape; C(path) is the user asked for (C(root-probe-refused), C(user-unknown),
+      C(user-switch-denied)) or the bwrap binary (C(exec-failed), the probe process did not start).
+  type: list
+  elements: dict
+  returned: always
+complete:
+  description: False when RV(errors) holds one or the sandbox ran out of O(timeout); the verdict is partial.
+  type: bool
+  returned: always
+roots:
+  description: The bwrap binary probed (or asked for); empty when none was found on C(PATH).
+  type: list
+  elements: str
+  returned: always
+counts:
+  description: >-
+    C(checks) (isolation checks planned), C(pass), C(fail), C(skipped), C(not_run), C(findings) and C(errors).
+  type: dict
+  returned: always
+elapsed:
+  description: Seconds the probe took.
+  type: float
+  returned: always
 problems:
-  description: Every problem found, in priority order (RV(reason) is the first).
+  description:
+    - B(Deprecated) after 1.0.0, removed in 2.0.0; read RV(findings) and RV(errors) instead.
+    - Every problem found, findings and errors together as C({reason, remediation, message}), in priority
+      order (RV(reason) is the first), as 1.0.0 returned them.
   type: list
   elements: dict
   returned: always
@@ -286,7 +324,9 @@ warnings:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import bwrap as bwrapmod
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.bwrap_settings import (
     validate_plugin_settings,
 )
@@ -335,22 +375,20 @@ def main():
         report["apparmor_profile"] = bwrapmod.apparmor_profile(os.path.realpath(path)) if path else None
     except ValueError as exc:
         report["apparmor_profile"] = None
-        report["warnings"].append("no AppArmor profile can name %s: %s" % (path, exc))
+        envelope.add_warning(report, "no AppArmor profile can name %s: %s" % (path, exc))
     if params["plugin_settings"] is not None:
         home = report["user"]["home"] if report["user"] else None
         report["plugin_settings"] = validate_plugin_settings(params["plugin_settings"], home=home,
                                                              hermes_home=params["hermes_home"])
-        report["warnings"].extend(report["plugin_settings"]["warnings"])
-    # Ansible returns module.warn() messages as `warnings` and shows them.
-    for warning in report.pop("warnings"):
-        module.warn(warning)
-    result = dict(report, changed=False)
+        for warning in report["plugin_settings"]["warnings"]:
+            envelope.add_warning(report, warning)
+    fail_msg = None
     if params["require_pass"] and not report["ok"]:
         hint = (params["remediation_hints"] or {}).get(report["remediation"])
-        module.fail_json(msg="bwrap probe failed (%s): %s. Fix (%s): %s%s" % (
+        fail_msg = "bwrap probe failed (%s): %s. Fix (%s): %s%s" % (
             report["reason"], report["message"], report["remediation"], report["remediation_text"],
-            " (%s)" % hint if hint else ""), **result)
-    module.exit_json(**result)
+            " (%s)" % hint if hint else "")
+    exit_report(module, report, fail_msg=fail_msg, changed=False)
 
 
 if __name__ == "__main__":

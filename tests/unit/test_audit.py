@@ -200,3 +200,25 @@ def test_bwrap_probed_as_a_real_unprivileged_user_is_a_verdict_not_an_error():
     if result["status"] == "findings":
         assert result["findings"][0]["reason"] and result["findings"][0]["message"]
     assert result["user"] == "nobody" and result["min_version"] == "0.9.0"
+
+
+def test_bwrap_probe_errors_make_an_error_and_its_findings_become_the_checks_findings(monkeypatch):
+    from sandboxguard import bwrap, report
+
+    def failed_probe(finding=None, error=None):
+        rep = report.new_report(["/usr/bin/bwrap"], ok=False, message="bwrap failed", min_version="0.9.0",
+                                bwrap={"path": "/usr/bin/bwrap", "version": "0.11.0"}, isolation=[],
+                                remediation_text="read the stderr", findings=[finding] if finding else [])
+        if error:
+            report.add_error(rep, "/usr/bin/bwrap", "probe", error)
+        return rep
+
+    errored = failed_probe(error="could not run the probe: ENOEXEC")
+    monkeypatch.setattr(bwrap, "probe", lambda *_a, **_k: errored)
+    result = audit.check_bwrap("agent")
+    assert result["status"] == "error" and result["reason"] == "could not run the probe: ENOEXEC"
+    assert result["errors"] == errored["errors"] and result["findings"] == []
+    finding = {"path": "/usr/bin/bwrap", "reason": "timeout", "remediation": "investigate", "message": "slow"}
+    monkeypatch.setattr(bwrap, "probe", lambda *_a, **_k: failed_probe(finding))
+    result = audit.check_bwrap("agent")
+    assert result["status"] == "findings" and result["findings"] == [finding]

@@ -598,3 +598,87 @@ def test_library_messages_name_no_role_variable():
             assert "bwrap_" not in text and "role bwrap" not in text, key
     for key in bwrap.REMEDIATIONS:
         assert "bwrap_" not in bwrap.remediation_text(key, {}, "/usr/bin/bwrap"), key
+
+
+# ---------------------------------------------------------------------------
+# The report envelope (issue 11 item 1): findings, errors, complete, counts
+# ---------------------------------------------------------------------------
+
+
+def _fake_bwrap(body):
+    """A bwrap stand-in in a directory the probe user can read: --version says 0.9.0, then ``body``."""
+    workdir = tempfile.mkdtemp(prefix="sg-fake-bwrap-", dir="/tmp")
+    os.chmod(workdir, 0o755)
+    path = os.path.join(workdir, "bwrap")
+    with open(path, "w") as handle:
+        handle.write('#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.9.0"; exit 0; }\n' + body)
+    os.chmod(path, 0o755)
+    return workdir, path
+
+
+def _assert_envelope(report):
+    from sandboxguard import report as envelope
+
+    assert set(envelope.ENVELOPE_KEYS) <= set(report)
+    assert report["changed"] is False
+    assert all(set(e) == {"path", "op", "error"} for e in report["errors"])
+    assert all(set(f) == {"path", "reason", "remediation", "message"} for f in report["findings"])
+    assert isinstance(report["elapsed"], float)
+    assert report["counts"]["errors"] == len(report["errors"])
+    assert report["counts"]["findings"] == len(report["findings"])
+    assert report["counts"]["checks"] == len(report["isolation"])
+
+
+def test_a_probe_refused_for_root_is_an_error_of_the_envelope_not_a_finding(tmp_path):
+    report = bwrap.probe(user="root", bwrap=str(tmp_path / "bwrap"), euid=0)
+    _assert_envelope(report)
+    assert report["errors"] == [{"path": "root", "op": "probe", "error": report["message"]}]
+    assert "root-probe-refused" not in [f["reason"] for f in report["findings"]]
+    assert report["complete"] is False
+    assert report["counts"]["not_run"] == len(bwrap.ISOLATION_CHECKS)
+
+
+def test_an_unknown_probe_user_is_an_error_naming_the_user(tmp_path):
+    report = bwrap.probe(user="no-such-user-sandboxguard", bwrap=str(tmp_path / "bwrap"), euid=0)
+    _assert_envelope(report)
+    assert [(e["path"], e["op"]) for e in report["errors"]] == [("no-such-user-sandboxguard", "probe")]
+    assert report["reason"] == "user-unknown" and report["complete"] is False
+
+
+def test_a_missing_bwrap_is_a_finding_with_a_complete_verdict(tmp_path):
+    missing = str(tmp_path / "bwrap")
+    report = bwrap.probe(user="nobody", bwrap=missing, euid=0, root=str(tmp_path))
+    _assert_envelope(report)
+    assert report["roots"] == [missing]
+    assert report["errors"] == [] and report["complete"] is True
+    assert report["findings"][0] == {"path": missing, "reason": "bwrap-missing", "remediation": "install",
+                                     "message": report["message"]}
+
+
+@pytest.mark.root
+def test_a_sandbox_stopped_by_the_host_is_a_finding_on_the_bwrap_binary(ubuntu_2404, ubuntu_bwrap):
+    report = bwrap.probe(user="nobody", bwrap=ubuntu_bwrap, root=str(ubuntu_2404), timeout=10)
+    _assert_envelope(report)
+    assert report["roots"] == [ubuntu_bwrap] and report["complete"] is True and report["errors"] == []
+    assert [(f["path"], f["reason"]) for f in report["findings"]] == [(ubuntu_bwrap, "userns-restricted")]
+
+
+@pytest.mark.root
+def test_a_sandbox_that_runs_out_of_time_makes_the_verdict_incomplete():
+    workdir, path = _fake_bwrap("sleep 30\n")
+    try:
+        report = bwrap.probe(user="nobody", bwrap=path, timeout=1, limits={"max_procs": 0})
+    finally:
+        shutil.rmtree(workdir)
+    _assert_envelope(report)
+    assert report["reason"] == "timeout" and report["probe"]["timed_out"] is True
+    assert report["complete"] is False and report["errors"] == []
+    assert [f["reason"] for f in report["findings"]] == ["timeout"]
+
+
+def test_the_deprecated_problems_key_still_lists_findings_and_errors_in_order(tmp_path):
+    report = bwrap.probe(user="root", bwrap=str(tmp_path / "bwrap"), euid=0)
+    reasons = [p["reason"] for p in report["problems"]]
+    assert reasons[0] == "root-probe-refused" and "bwrap-missing" in reasons
+    assert set(reasons) == {"root-probe-refused"} | {f["reason"] for f in report["findings"]}
+    assert all(set(p) == {"reason", "remediation", "message"} for p in report["problems"])

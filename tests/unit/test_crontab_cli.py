@@ -80,3 +80,19 @@ def test_home_env_errors_are_one_line_exit_2(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 3
     assert "--hermes-home" in err[0] and "auto, real, profile" in err[1] and "refusing" in err[2]
+
+
+def test_home_env_json_is_the_report_envelope_for_the_run_directory(tmp_path, capsys):
+    from sandboxguard import report as envelope
+
+    assert main(["home-env", "--hermes-home", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(envelope.ENVELOPE_KEYS) <= set(report)
+    assert report["roots"] == [str(tmp_path)] and report["errors"] == [] and report["complete"] is True
+
+
+def test_install_shim_says_installed_then_unchanged(tmp_path, capsys):
+    assert main(["crontab", "--install-shim", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "installed %s\n" % (tmp_path / "crontab")
+    assert main(["crontab", "--install-shim", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "unchanged %s\n" % (tmp_path / "crontab")

@@ -411,3 +411,20 @@ def test_cli_bad_input_is_exit_2_in_one_line(args, needle):
     assert proc.returncode == 2
     assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
+
+
+def test_cli_output_goes_through_the_one_adapter_warnings_on_stderr_errors_listed(monkeypatch, capsys):
+    from sandboxguard import report as envelope
+    from sandboxguard_cli.main import main
+
+    def audit(**_kwargs):
+        rep = envelope.new_report(["/var/spool/cron/crontabs"], findings=[], leaks=0, users=["root"])
+        envelope.add_error(rep, "/var/spool/cron/crontabs/root", "read", "EACCES: Permission denied")
+        envelope.add_warning(rep, "/tmp/ab-x: skipped, a mount point")
+        return rep
+
+    monkeypatch.setattr(leaks, "audit", audit)
+    assert main(["leaks"]) == 1  # an error is a problem even when the audit says complete
+    captured = capsys.readouterr()
+    assert "error: /var/spool/cron/crontabs/root: read: EACCES: Permission denied" in captured.out
+    assert captured.err.splitlines() == ["WARNING: /tmp/ab-x: skipped, a mount point"]

@@ -25,6 +25,7 @@ import stat
 import time
 
 from . import credentials, proc
+from . import report as envelope
 from .container import detect_container
 
 DEFAULT_MIN_VERSION = "0.9.0"
@@ -782,49 +783,34 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
 
     Reads facts under ``root`` and starts ``bwrap --version`` and the real sandbox; changes
     nothing on the host (a marker file in /tmp lives for the duration of the probe).
-    Returns one plain dict; ``ok`` is True only when bwrap meets ``min_version``, prlimit
-    exists, the sandbox starts as the agent user and no isolation check failed.
-    ``reason`` and ``remediation`` name the first problem and its fix.
+    Returns the report envelope (sandboxguard.report) plus the probe's own keys: ``ok`` is
+    True only when bwrap meets ``min_version``, prlimit exists, the sandbox starts as the
+    agent user and no isolation check failed; ``reason`` and ``remediation`` name the first
+    problem and its fix (see :func:`_verdict` for ``findings``, ``errors``, ``complete``).
     """
     started = time.monotonic()
     limits = dict(DEFAULT_LIMITS, **(limits or {}))
-    warnings = []
     version_at_least("0.0.0", min_version)  # raises ValueError on a malformed minimum
-    report = {
-        "ok": False, "reason": None, "message": None, "remediation": "none", "remediation_text": None,
-        "min_version": min_version, "profile": profile, "limits": limits,
-        "bwrap": {"path": None, "version": None, "version_text": None, "setuid": False, "meets_min": False},
-        "prlimit": {"path": None, "found": False},
-        "user": None, "probe": {"ran": False, "ok": False, "reason": None, "remediation": None,
-                                "stderr": "", "returncode": None, "timed_out": False, "argv": []},
-        "isolation": [], "warnings": warnings,
-    }
+    bwrap_path = find_bwrap(bwrap)
+    report = envelope.new_report(
+        [bwrap_path or bwrap] if (bwrap_path or bwrap) else [],
+        ok=False, reason=None, message=None, remediation="none", remediation_text=None,
+        min_version=min_version, profile=profile, limits=limits,
+        bwrap={"path": bwrap_path, "version": None, "version_text": None, "setuid": False, "meets_min": False},
+        prlimit={"path": None, "found": False},
+        user=None, probe={"ran": False, "ok": False, "reason": None, "remediation": None,
+                          "stderr": "", "returncode": None, "timed_out": False, "argv": []},
+        isolation=[], findings=[])
     problems = []  # (reason, remediation, message) in priority order
 
-    bwrap_path = find_bwrap(bwrap)
     facts = read_host_facts(bwrap_path, root)
     report.update(facts)
     report["sysctl_fix"] = sysctl_fix(facts)
-    report["bwrap"]["path"] = bwrap_path
     if bwrap_path is None:
         missing = _format(REASON_MESSAGES["bwrap-missing"], path=bwrap or SEARCH_PATH)
         problems.append(("bwrap-missing", "install", missing))
     else:
-        text, version = read_bwrap_version(bwrap_path)
-        try:
-            mode = os.stat(bwrap_path).st_mode
-        except OSError:
-            mode = 0
-        report["bwrap"].update({
-            "version": version_string(version), "version_text": text,
-            "setuid": bool(mode & stat.S_ISUID), "meets_min": version_at_least(version, min_version)})
-        if version is None:
-            problems.append(("version-unknown", "install",
-                             _format(REASON_MESSAGES["version-unknown"], bwrap=bwrap_path)))
-        elif not report["bwrap"]["meets_min"]:
-            problems.append(("version-too-old", "install", _format(
-                REASON_MESSAGES["version-too-old"], bwrap=bwrap_path, version=version_string(version),
-                min_version=min_version)))
+        problems.extend(_check_bwrap_binary(report["bwrap"], min_version))
 
     prlimit_path = shutil.which("prlimit", path=SEARCH_PATH)
     report["prlimit"] = {"path": prlimit_path, "found": prlimit_path is not None}
@@ -833,7 +819,7 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
     if "error" in who:
         problems.insert(0, (who["error"], "agent_user", who["message"]))
         if who["error"] == "root-probe-refused":
-            warnings.append(who["message"])
+            envelope.add_warning(report, who["message"])
         plan = {name: {} for name in (checks or ISOLATION_CHECKS)}
         report["isolation"] = _not_run(plan, "the probe did not run: " + who["message"])
     else:
@@ -846,17 +832,67 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
     if failed and report["probe"]["ok"]:
         problems.append(("isolation-failed", "investigate",
                          _format(REASON_MESSAGES["isolation-failed"], failed=", ".join(failed))))
+    _verdict(report, problems, facts, min_version, who=user)
+    return envelope.finish(report, started)
 
+
+def _check_bwrap_binary(info, min_version):
+    """Fill ``info`` (the report's ``bwrap``) from the binary at ``info["path"]``; return its problems."""
+    text, version = read_bwrap_version(info["path"])
+    try:
+        mode = os.stat(info["path"]).st_mode
+    except OSError:
+        mode = 0
+    info.update({"version": version_string(version), "version_text": text,
+                 "setuid": bool(mode & stat.S_ISUID), "meets_min": version_at_least(version, min_version)})
+    if version is None:
+        return [("version-unknown", "install", _format(REASON_MESSAGES["version-unknown"], bwrap=info["path"]))]
+    if not info["meets_min"]:
+        return [("version-too-old", "install", _format(
+            REASON_MESSAGES["version-too-old"], bwrap=info["path"], version=info["version"],
+            min_version=min_version))]
+    return []
+
+
+# Problems that leave the probe without a verdict on bubblewrap: the report's errors, not findings.
+PROBE_ERRORS = ("root-probe-refused", "user-unknown", "user-switch-denied", "exec-failed")
+
+
+def _verdict(report, problems, facts, min_version, who=None):
+    """Turn the probe's ``problems`` into the envelope's findings, errors, complete and counts.
+
+    - ``findings``: what stops the agent user's sandbox or weakens it (``bwrap-missing``,
+      ``version-too-old``, ``userns-restricted``, ``isolation-failed``, ...), each
+      ``{path, reason, remediation, message}``: the path at fault is the bwrap binary, or
+      ``prlimit``. A finding is an answer: the probe ran as far as the host let it.
+    - ``errors``: the probe could not answer (:data:`PROBE_ERRORS`: refused or unknown user,
+      the probe process would not start), ``{path, op: "probe", error}``; the path is the
+      user asked for, or the bwrap binary for ``exec-failed``.
+    - ``complete``: False when there are errors or the sandbox ran out of time.
+    - ``problems``: deprecated after 1.0.0 (removed in 2.0.0): findings and errors together
+      as ``{reason, remediation, message}`` in priority order, the 1.0.0 shape.
+    """
+    bwrap_path = report["bwrap"]["path"]
+    for reason, remedy, message in problems:
+        if reason in PROBE_ERRORS:
+            path = bwrap_path if reason == "exec-failed" else (who if who is not None else "(unset)")
+            envelope.add_error(report, str(path), "probe", message)
+        else:
+            path = "prlimit" if reason == "prlimit-missing" else bwrap_path or (report["roots"] or ["bwrap"])[0]
+            report["findings"].append({"path": path, "reason": reason, "remediation": remedy, "message": message})
+    report["complete"] = not report["errors"] and not report["probe"]["timed_out"]
+    statuses = [c["status"] for c in report["isolation"]]
+    report["counts"].update({"checks": len(statuses), "findings": len(report["findings"]),
+                             **{status: statuses.count(status) for status in ("pass", "fail", "skipped", "not_run")}})
+    report["counts"].setdefault("errors", 0)
+    report["problems"] = [{"reason": r, "remediation": m, "message": t} for r, m, t in problems]
     if problems:
         reason, remedy, message = problems[0]
         report.update(ok=False, reason=reason, message=message, remediation=remedy,
                       remediation_text=remediation_text(remedy, facts, bwrap_path, min_version))
-        report["problems"] = [{"reason": r, "remediation": m, "message": t} for r, m, t in problems]
     else:
         report.update(ok=True, reason="ok", message=REASON_MESSAGES["ok"], remediation="none",
-                      remediation_text=REMEDIATIONS["none"], problems=[])
-    report["elapsed"] = round(time.monotonic() - started, 3)
-    return report
+                      remediation_text=REMEDIATIONS["none"])
 
 
 def _probe_sandbox(report, who, bwrap_path, prlimit_path, facts, problems, *, profile, limits, checks, root,
@@ -898,8 +934,8 @@ def _probe_sandbox(report, who, bwrap_path, prlimit_path, facts, problems, *, pr
                                                  stderr=report["probe"]["stderr"].strip()[:300],
                                                  error=report["probe"].get("error"))))
     elif nproc_scoped is False and report["probe"]["ok"]:
-        report["warnings"].append(
-            "this kernel does not count the process limit per sandbox (Linux 5.14 or later does), so the "
+        envelope.add_warning(
+            report, "this kernel does not count the process limit per sandbox (Linux 5.14 or later does), so the "
             "backend cannot apply max_procs; the memory and CPU limits still apply")
 
 

@@ -278,15 +278,11 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
                "isolation": [{"name": c["name"], "status": c["status"]} for c in report["isolation"]]}
     if report["ok"]:
         return _result(audit_report.CLEAN, **details)
-    problems = report.get("problems") or [{"reason": report["reason"], "message": report["message"],
-                                           "remediation": report["remediation"]}]
-    if problems[0]["remediation"] == "agent_user":
-        # The probe could not run at all (unknown user, root): that is not a verdict on bwrap.
-        return _result(audit_report.ERROR, reason=problems[0]["message"],
-                       errors=[_error("probe", str(agent_user), problems[0]["message"])], **details)
-    findings = [{"path": report["bwrap"]["path"] or "bwrap", "reason": p["reason"], "message": p["message"],
-                 "remediation": p["remediation"]} for p in problems]
-    return _result(audit_report.FINDINGS, findings, reason=report["message"],
+    if report["errors"]:
+        # The probe could not answer (unknown user, root, no process): not a verdict on bwrap.
+        return _result(audit_report.ERROR, reason=report["errors"][0]["error"],
+                       errors=report["errors"], **details)
+    return _result(audit_report.FINDINGS, report["findings"], reason=report["message"],
                    remediation_text=report.get("remediation_text"), **details)
 
 

@@ -1,12 +1,12 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard bwrap-probe`: can the agent user run the bubblewrap sandbox, and does it isolate?"""
-import json
 import os
 
 from sandboxguard import bwrap
 
-from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+from .. import output
+from ..main import EXIT_OK, UsageError
 
 
 def register(subparsers):
@@ -41,29 +41,32 @@ def register(subparsers):
 CLI_HINTS = {"agent_user": " (--user AGENT)"}
 
 
-def _print_human(report):
+def _print_human(report, out):
+    def print_(line):
+        out.write(line + "\n")
+
     bw = report["bwrap"]
     status = "PASS" if report["ok"] else "FAIL"
-    print("bwrap probe: %s (%s)" % (status, report["reason"]))
+    print_("bwrap probe: %s (%s)" % (status, report["reason"]))
     if bw["path"]:
-        print("  bwrap      %s, version %s (minimum %s)%s" % (
+        print_("  bwrap      %s, version %s (minimum %s)%s" % (
             bw["path"], bw["version"] or "unknown", report["min_version"], ", setuid" if bw["setuid"] else ""))
     else:
-        print("  bwrap      not found")
-    print("  prlimit    %s" % (report["prlimit"]["path"] or "not found"))
+        print_("  bwrap      not found")
+    print_("  prlimit    %s" % (report["prlimit"]["path"] or "not found"))
     userns = report["userns"]
-    print("  userns     max_user_namespaces=%s unprivileged_userns_clone=%s apparmor_restrict=%s" % (
+    print_("  userns     max_user_namespaces=%s unprivileged_userns_clone=%s apparmor_restrict=%s" % (
         userns["max_user_namespaces"], userns["unprivileged_userns_clone"], userns["apparmor_restrict"]))
     if report["user"]:
-        print("  probed as  %s (uid %d)" % (report["user"]["name"], report["user"]["uid"]))
+        print_("  probed as  %s (uid %d)" % (report["user"]["name"], report["user"]["uid"]))
     for check in report["isolation"]:
         mark = {"pass": "ok  ", "fail": "FAIL", "skipped": "skip", "not_run": "----"}[check["status"]]
-        print("  [%s] %-22s %s" % (mark, check["name"], check["detail"]))
-    for warning in report["warnings"]:
-        print("  warning: %s" % warning)
+        print_("  [%s] %-22s %s" % (mark, check["name"], check["detail"]))
+    for error in report["errors"]:
+        print_("  error: %s: %s" % (error["path"], error["error"]))
     if not report["ok"]:
-        print("  reason: %s" % report["message"])
-        print("  fix (%s): %s%s" % (report["remediation"], report["remediation_text"],
+        print_("  reason: %s" % report["message"])
+        print_("  fix (%s): %s%s" % (report["remediation"], report["remediation_text"],
                                     CLI_HINTS.get(report["remediation"], "")))
 
 
@@ -89,8 +92,4 @@ def run(args):
         raise UsageError("--user %s: %s (%s)" % (args.user or "(unset)", who["message"], fix))
     report = bwrap.probe(user=args.user, min_version=args.min_version, checks=args.check, profile=args.profile,
                          bwrap=args.bwrap, timeout=args.timeout, hermes_home=args.hermes_home)
-    if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
-    else:
-        _print_human(report)
-    return EXIT_OK if report["ok"] else EXIT_FINDINGS
+    return output.emit(report, args.json, _print_human, findings=not report["ok"])

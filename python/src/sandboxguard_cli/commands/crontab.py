@@ -11,7 +11,9 @@ the shim as DIR/crontab, a standalone script for /usr/bin/python3 that any user 
 import argparse
 
 from sandboxguard import crontab as shim
+from sandboxguard import report as envelope
 
+from .. import output
 from ..main import UsageError
 
 
@@ -35,8 +37,9 @@ def run(args):
             raise UsageError("--install-shim needs a directory: sandboxguard crontab --install-shim DIR")
         python = argv[3] if argv[2:3] == ["--python"] and len(argv) > 3 else None
         path, changed = shim.install_shim(argv[1], python=python)
-        print("%s %s" % ("installed" if changed else "unchanged", path))
-        return 0
+        report = envelope.new_report([path], changed=changed)
+        return output.emit(report, False, lambda rep, out: out.write(
+            "%s %s\n" % ("installed" if rep["changed"] else "unchanged", rep["roots"][0])))
     if argv[:1] == ["--table"]:
         if len(argv) < 2:
             raise UsageError("--table needs a file: sandboxguard crontab --table FILE [crontab options]")

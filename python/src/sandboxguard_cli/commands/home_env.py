@@ -12,16 +12,19 @@ TMPDIR/TMP/TEMP at {DIR}/cache/scratch (made 0700 if it exists), XDG_CONFIG_HOME
 XDG_DATA_HOME, XDG_STATE_HOME and XDG_CACHE_HOME under {DIR}/home. With --mode, the
 agent's own contract is applied instead (HOME per the mode, HERMES_REAL_HOME, scratch
 TMPDIR unless already set; the XDG base directories follow HOME into the profile home),
-with no shim and the user bus left alone. The command's exit status is passed through.
+with no shim and the user bus left alone. The command's exit status is passed through
+(like env(1): 127 when it is not found, 126 when it cannot be run); --json prints the
+report envelope (sandboxguard.report) through the CLI's one adapter, output.emit.
 """
-import json
 import os
 import subprocess
 import sys
 
 from sandboxguard import crontab as shim
 from sandboxguard import home_mode
+from sandboxguard import report as envelope
 
+from .. import output
 from ..main import UsageError
 
 TRACKED = ("HOME", "HERMES_HOME", "HERMES_REAL_HOME", "TERMINAL_HOME_MODE", "TMPDIR", "TMP", "TEMP",
@@ -45,7 +48,11 @@ def register(subparsers):
 
 
 def build_env(args, environ):
-    """Return (env, report) for the options; raise UsageError for bad input."""
+    """Return (env, report) for the options; raise UsageError for bad input.
+
+    The report is the envelope for the Hermes home (``roots``, none without one) plus
+    ``isolation``, ``mode``, ``env`` (the tracked variables), ``path_first`` and ``shim``.
+    """
     hermes_home = args.hermes_home or environ.get("HERMES_HOME", "").strip()
     if args.mode is not None:
         try:
@@ -60,7 +67,7 @@ def build_env(args, environ):
             home_mode.apply_subprocess_home_env(env)
         except home_mode.HomeModeError as exc:
             raise UsageError(str(exc)) from None
-        report = {"isolation": False, "mode": mode}
+        report = envelope.new_report([env["HERMES_HOME"]] if hermes_home else [], isolation=False, mode=mode)
     else:
         if not hermes_home:
             raise UsageError("no run directory: pass --hermes-home DIR (or set HERMES_HOME)")
@@ -72,7 +79,8 @@ def build_env(args, environ):
             raise UsageError("--hermes-home: %s" % exc) from None
         shim.install_shim(layout["bin"])
         env = home_mode.isolated_env(environ, hermes_home)
-        report = {"isolation": True, "mode": "profile", "shim": os.path.join(layout["bin"], "crontab")}
+        report = envelope.new_report([home_mode.norm_path(hermes_home)], isolation=True, mode="profile",
+                                     shim=os.path.join(layout["bin"], "crontab"))
     report["env"] = {key: env.get(key) for key in TRACKED}
     report["path_first"] = env.get("PATH", "").split(os.pathsep)[0]
     return env, report
@@ -84,8 +92,7 @@ def run(args):
         command = command[1:]
     env, report = build_env(args, os.environ)
     if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
-        return 0
+        return output.emit(report, True, None)
     if not command:
         raise UsageError("no command: sandboxguard home-env [--hermes-home DIR] -- CMD ...")
     try:

@@ -8,15 +8,13 @@
 
 With --baseline, FILE is written when it does not exist and compared with when it does
 (--baseline-mode write|compare forces one). Read only otherwise; run as root to read
-other users' tables and homes. Exit 0 when nothing is found, 1 for findings or an
-incomplete audit, 2 for bad input.
+other users' tables and homes. Exit 0 when nothing is found, 1 for findings, errors,
+warnings or an incomplete audit, 2 for bad input (output.emit, as every command).
 """
-import json
-import sys
-
 from sandboxguard import leaks
 
-from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+from .. import output
+from ..main import UsageError
 
 
 def _printable(text):
@@ -56,19 +54,18 @@ def run(args):
             report = leaks.audit(**kwargs)
     except leaks.LeakAuditError as exc:
         raise UsageError(str(exc)) from None
-    if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
-    else:
-        base = report.get("baseline")
-        what = " since the baseline" if base and base["action"] == "compared" else ""
-        print("%d leak(s) outside the sandbox%s%s" % (report["leaks"], what,
+    return output.emit(report, args.json, print_human, findings=bool(report["leaks"]))
+
+
+def print_human(report, out):
+    """The findings one per line, the baseline's fate, then the errors (warnings: output.emit)."""
+    base = report.get("baseline")
+    what = " since the baseline" if base and base["action"] == "compared" else ""
+    out.write("%d leak(s) outside the sandbox%s%s\n" % (report["leaks"], what,
               "" if report["complete"] else " (incomplete: see errors)"))
-        for line in leaks.finding_lines(report):
-            print("  " + _printable(line))
-        if base and base["action"] == "written":
-            print("baseline written to %s (%d items)" % (base["path"], base["entries"]))
-        for error in report["errors"]:
-            print("sandboxguard leaks: %s: %s: %s" % (error["path"], error["op"], error["error"]), file=sys.stderr)
-        for warning in report["warnings"]:
-            print("sandboxguard leaks: warning: %s" % warning, file=sys.stderr)
-    return EXIT_FINDINGS if report["leaks"] or not report["complete"] else EXIT_OK
+    for line in leaks.finding_lines(report):
+        out.write("  %s\n" % _printable(line))
+    if base and base["action"] == "written":
+        out.write("baseline written to %s (%d items)\n" % (base["path"], base["entries"]))
+    for error in report["errors"]:
+        out.write("error: %s: %s: %s\n" % (_printable(error["path"] or ""), error["op"], _printable(error["error"])))
