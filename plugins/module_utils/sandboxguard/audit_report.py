@@ -31,8 +31,9 @@ import html
 import json
 import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
+
+from . import atomicfile
 
 SCHEMA_VERSION = 1
 CHECKS = ("privileged_files", "home_mode", "leaks", "bwrap")
@@ -416,19 +417,7 @@ def to_html(report, title="sandboxguard boundary audit"):
 # --- files --------------------------------------------------------------------------------
 
 def _write_atomic(path, text):
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomicfile.write(path, text, mode=0o644)
 
 
 def write_reports(report, out_dir, formats=FORMATS, host_files=True):

@@ -50,7 +50,7 @@ import stat
 import time
 import unicodedata
 
-from . import credentials
+from . import atomicfile, credentials
 from .report import add_error, mode_text, new_report
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -462,32 +462,10 @@ def land_file(data, dest_dir, name, *, private=False, executable=False, overwrit
                 return final, mode, False
         if dry_run:
             return final, mode, True
-        tmp = None
-        for _attempt in range(100):
-            candidate = ".%s.sgfetch-%s" % (name[:40], secrets.token_hex(6))
-            try:
-                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                             0o600, dir_fd=dfd)
-            except FileExistsError:
-                continue
-            tmp = candidate
-            break
-        if tmp is None:
-            raise FetchError("cannot create a temporary file in %s" % dest_dir)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fchmod(handle.fileno(), mode)
-                os.fsync(handle.fileno())
-            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
-            raise
-        os.fsync(dfd)
+            atomicfile.write_at(dfd, name, data, mode=mode)
+        except FileExistsError:
+            raise FetchError("cannot create a temporary file in %s" % dest_dir) from None
         return final, mode, True
     finally:
         os.close(dfd)

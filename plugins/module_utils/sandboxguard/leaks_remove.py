@@ -27,7 +27,7 @@ import shutil
 import stat
 import time
 
-from . import leaks, proc
+from . import atomicfile, leaks, proc
 from . import report as envelope
 
 DEFAULT_QUARANTINE = "/var/lib/sandboxguard/quarantine"
@@ -68,23 +68,9 @@ def _ensure_dir(path):
 
 def _write_replacing(path, text, like):
     """Replace *path* atomically with *text*, keeping *like*'s (an lstat) mode and owner."""
-    directory = os.path.dirname(path)
-    tmp = os.path.join(directory, ".%s.sandboxguard-%d" % (os.path.basename(path), os.getpid()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(like.st_mode))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(text)
-        os.chown(tmp, like.st_uid, like.st_gid)
-        os.chmod(tmp, stat.S_IMODE(like.st_mode))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomicfile.write(path, text, mode=stat.S_IMODE(like.st_mode), owner=(like.st_uid, like.st_gid))
     now = time.time()
-    os.utime(directory, (now, now))  # cron rereads tables when the spool directory's mtime moves
+    os.utime(os.path.dirname(path), (now, now))  # cron rereads tables when the spool directory's mtime moves
 
 
 def _install_table(user, path, header, kept, info, crontab):

@@ -740,8 +740,14 @@ class _Table:
             raise CrontabExit(ERROR_EXIT) from None
 
 
-def _write_private(path, data):
-    """Replace *path* with *data* atomically, mode 0600, its directory created 0700."""
+def _write_private(path, data, mode=0o600):
+    """Replace *path* with *data* atomically (temp file in the same directory, fsync, rename),
+    *mode* set on the descriptor; a missing directory is created 0700.
+
+    The library's one atomic write is ``sandboxguard.atomicfile``; this file keeps its own
+    because it also runs standalone as the shim (``/usr/bin/python3 crontab``), where the
+    package cannot be imported. Same steps; used for the table and for the shim itself.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, mode=0o700, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="tmp.", dir=directory)
@@ -749,8 +755,8 @@ def _write_private(path, data):
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -965,11 +971,7 @@ def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
     if check:
         return path, True
     os.makedirs(bin_dir, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % name, dir=bin_dir)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    _write_private(path, text, mode)
     return path, True
 
 

@@ -10,14 +10,12 @@ refused with the line, never rewritten.
 
 Touches the system: reads and (unless ``dry_run``) writes one file, atomically.
 """
-import contextlib
 import os
 import stat
-import tempfile
 import time
 
+from . import atomicfile, yamlconf
 from . import report as reportmod
-from . import yamlconf
 
 NEW_FILE_MODE = 0o600
 
@@ -34,18 +32,7 @@ def write_like(path, text, owner=None, mode=NEW_FILE_MODE):
         mode, owner = info.st_mode & 0o7777, (info.st_uid, info.st_gid)
     except FileNotFoundError:
         pass
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=os.path.dirname(path) or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        if owner is not None and os.geteuid() == 0:
-            os.chown(tmp, *owner)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomicfile.write(path, text, mode=mode, owner=owner if os.geteuid() == 0 else None)
 
 
 def _keys(name):

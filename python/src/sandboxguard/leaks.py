@@ -41,9 +41,9 @@ import json
 import os
 import re
 import stat
-import tempfile
 import time
 
+from . import atomicfile
 from .report import add_error, finish, new_report
 
 SPOOL_DIR = "/var/spool/cron/crontabs"
@@ -686,19 +686,7 @@ def snapshot(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TM
 
 def write_baseline(path, snap):
     """Write *snap* to *path* as JSON, atomically, mode 0600. Touches the disk."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(snap, handle, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomicfile.write(path, json.dumps(snap, sort_keys=True) + "\n", mode=0o600)
 
 
 def read_baseline(path):

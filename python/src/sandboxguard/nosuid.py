@@ -28,6 +28,7 @@ import os
 import posixpath
 import re
 
+from . import atomicfile
 from .mountinfo import read_mountinfo
 from .roots import check_root
 
@@ -229,11 +230,7 @@ def _read(path):
 
 
 def _write(path, text, mode=0o644):
-    tmp = "%s.sandboxguard-tmp" % path
-    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as handle:
-        handle.write(text)
-    os.chmod(tmp, mode)
-    os.rename(tmp, path)
+    atomicfile.write(path, text, mode=mode)
 
 
 def _persist_changes(path, state, persist, unit_dir, fstab):
