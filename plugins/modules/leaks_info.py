@@ -29,39 +29,6 @@ version_added: 1.0.0
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
-  users:
-    description:
-      - Account names to audit. By default root and every regular account (uid 1000 and above, not nobody), plus
-        any user with a table in the spool.
-      - A comma-separated string is accepted (AWX surveys send strings).
-    type: list
-    elements: str
-  tmp_dir:
-    description: The temp directory to look for leftover run directories in.
-    type: path
-    default: /tmp
-  tmp_patterns:
-    description: Shell patterns of run directory names in O(tmp_dir).
-    type: list
-    elements: str
-    default: ["ab-*"]
-  spool_dir:
-    description: The cron spool holding one table per user (Debian's location by default).
-    type: path
-    default: /var/spool/cron/crontabs
-  min_age:
-    description: Leave out findings younger than this many seconds (a run still in progress is not a leak yet).
-    type: int
-    default: 0
-  at_spool_dirs:
-    description: The atd spools holding one file per queued C(at)/C(batch) job; missing ones are skipped.
-    type: list
-    elements: path
-    default: [/var/spool/cron/atjobs, /var/spool/at]
-  runtime_root:
-    description: Where the users' runtime directories (C(XDG_RUNTIME_DIR)) live, one per uid.
-    type: path
-    default: /run/user
   baseline:
     description:
       - A JSON snapshot file on the target for baseline mode. See O(baseline_mode).
@@ -80,6 +47,8 @@ options:
     description: Fail when anything is found (for a CI gate); otherwise the module only reports.
     type: bool
     default: false
+extends_documentation_fragment:
+  - sandboxguard.boundary.leaks
 notes:
   - Supports check mode (it never changes anything).
   - Named C(sandboxguard.boundary.boundary_leaks_info) before 0.2.0; that name redirects here with a deprecation
@@ -242,9 +211,11 @@ baseline:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module import (
+    LEAKS_ARGUMENT_SPEC,
+    audit_kwargs,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.leaks import (
-    AT_SPOOL_DIRS,
     BASELINE_MODES,
     LeakAuditError,
     audit,
@@ -255,13 +226,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            users=dict(type="list", elements="str"),
-            tmp_dir=dict(type="path", default="/tmp"),
-            tmp_patterns=dict(type="list", elements="str", default=["ab-*"]),
-            spool_dir=dict(type="path", default="/var/spool/cron/crontabs"),
-            at_spool_dirs=dict(type="list", elements="path", default=list(AT_SPOOL_DIRS)),
-            runtime_root=dict(type="path", default="/run/user"),
-            min_age=dict(type="int", default=0),
+            LEAKS_ARGUMENT_SPEC,
             baseline=dict(type="path"),
             baseline_mode=dict(type="str", choices=list(BASELINE_MODES), default="auto"),
             fail_on_leaks=dict(type="bool", default=False),
@@ -269,10 +234,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    args = dict(users=as_list(p["users"]) or None, tmp_dir=p["tmp_dir"],
-                tmp_patterns=tuple(as_list(p["tmp_patterns"])),
-                spool_dir=p["spool_dir"], min_age=p["min_age"], at_spool_dirs=tuple(p["at_spool_dirs"]),
-                runtime_root=p["runtime_root"])
+    args = audit_kwargs(p)
     try:
         if p["baseline"]:
             report = audit_with_baseline_file(p["baseline"], p["baseline_mode"], **args)

@@ -23,42 +23,12 @@ description:
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
-  users:
-    description:
-      - Account names to clean. By default root and every regular account (uid 1000 and above, not nobody), plus
-        any user with a table in the spool. A comma-separated string is accepted.
-    type: list
-    elements: str
-  tmp_dir:
-    description: The temp directory to look for leftover run directories in.
-    type: path
-    default: /tmp
-  tmp_patterns:
-    description: Shell patterns of run directory names in O(tmp_dir).
-    type: list
-    elements: str
-    default: ["ab-*"]
-  spool_dir:
-    description: The cron spool holding one table per user (Debian's location by default).
-    type: path
-    default: /var/spool/cron/crontabs
-  min_age:
-    description: Leave leaks younger than this many seconds alone (a run still in progress).
-    type: int
-    default: 0
-  at_spool_dirs:
-    description: The atd spools holding one file per queued C(at)/C(batch) job; missing ones are skipped.
-    type: list
-    elements: path
-    default: [/var/spool/cron/atjobs, /var/spool/at]
-  runtime_root:
-    description: Where the users' runtime directories (C(XDG_RUNTIME_DIR)) live, one per uid.
-    type: path
-    default: /run/user
   quarantine_dir:
     description: Where removed leaks are kept, one directory per run (created 0700).
     type: path
     default: /var/lib/sandboxguard/quarantine
+extends_documentation_fragment:
+  - sandboxguard.boundary.leaks
 notes:
   - Needs root (C(become)) for other users' tables and homes.
 seealso:
@@ -112,29 +82,24 @@ complete:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module import (
+    LEAKS_ARGUMENT_SPEC,
+    audit_kwargs,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks, leaks_remove
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            users=dict(type="list", elements="str"),
-            tmp_dir=dict(type="path", default=leaks.TMP_DIR),
-            tmp_patterns=dict(type="list", elements="str", default=list(leaks.DEFAULT_TMP_PATTERNS)),
-            spool_dir=dict(type="path", default=leaks.SPOOL_DIR),
-            min_age=dict(type="int", default=0),
-            at_spool_dirs=dict(type="list", elements="path", default=list(leaks.AT_SPOOL_DIRS)),
-            runtime_root=dict(type="path", default=leaks.RUNTIME_ROOT),
+            LEAKS_ARGUMENT_SPEC,
             quarantine_dir=dict(type="path", default=leaks_remove.DEFAULT_QUARANTINE),
         ),
         supports_check_mode=True,
     )
     p = module.params
-    found = leaks.audit(users=as_list(p["users"]) or None, tmp_dir=p["tmp_dir"],
-                        tmp_patterns=tuple(as_list(p["tmp_patterns"])), spool_dir=p["spool_dir"], min_age=p["min_age"],
-                        at_spool_dirs=tuple(as_list(p["at_spool_dirs"])), runtime_root=p["runtime_root"])
+    found = leaks.audit(**audit_kwargs(p))
     report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
     exit_report(module, report, fail_msg=errors_text(report, "leak(s) could not be removed") if report["errors"] else None)
 
