@@ -428,3 +428,20 @@ def test_cli_output_goes_through_the_one_adapter_warnings_on_stderr_errors_liste
     captured = capsys.readouterr()
     assert "error: /var/spool/cron/crontabs/root: read: EACCES: Permission denied" in captured.out
     assert captured.err.splitlines() == ["WARNING: /tmp/ab-x: skipped, a mount point"]
+
+
+def test_an_entry_that_vanished_is_skipped_and_any_other_lstat_failure_is_an_error(tmp_path):
+    from sandboxguard import report as envelope
+
+    rep = envelope.new_report([])
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert leaks._lstat_at(fd, "gone", str(tmp_path / "gone"), rep) is None
+        assert rep["errors"] == []
+        long_name = "x" * 300  # ENAMETOOLONG: not "vanished", so it is reported
+        assert leaks._lstat_at(fd, long_name, str(tmp_path / long_name), rep) is None
+        (tmp_path / "f").write_text("")
+        assert leaks._lstat_at(fd, "f", str(tmp_path / "f"), rep).st_size == 0
+    finally:
+        os.close(fd)
+    assert [(e["op"], e["error"].split(":")[0]) for e in rep["errors"]] == [("lstat", "ENAMETOOLONG")]

@@ -222,6 +222,18 @@ def _list_dir(path, report):
         return None, []
 
 
+def _lstat_at(dir_fd, name, path, report):
+    """lstat of *name* in the open directory *dir_fd*, or None: vanished is skipped (not a leak,
+    not an error), any other failure is an ``lstat`` error on *path*."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        add_error(report, path, "lstat", exc)
+        return None
+
+
 def _walk(fd, top, report, budget):
     """Yield (path, lstat, dir_fd, name) for every non-directory below the open directory *fd*.
 
@@ -250,12 +262,8 @@ def _walk(fd, top, report, budget):
                 add_error(report, top, "walk", "more than %d entries; listing stopped" % MAX_WALK_ENTRIES)
                 return
             child = os.path.join(path, name)
-            try:
-                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                add_error(report, child, "lstat", exc)
+            info = _lstat_at(dir_fd, name, child, report)
+            if info is None:
                 continue
             if not stat.S_ISDIR(info.st_mode):
                 yield child, info, dir_fd, name
@@ -460,14 +468,11 @@ def audit_home(user, home, now=None, report=None, budget=None):
             continue
         path = os.path.join(home, *parts)
         try:
-            info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            add_error(report, path, "lstat", exc)
-            continue
+            info = _lstat_at(fd, parts[-1], path, report)
         finally:
             os.close(fd)
+        if info is None:
+            continue
         findings.append(_finding("shell_rc", path, info, now, "shell start-up file of %s" % user, user=user))
     for parts in SHELL_RC_DIRS:
         for path, info, _fd, _name in _walk_under(home, parts, report, budget):
@@ -509,12 +514,8 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=N
             if not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
                 continue
             path = os.path.join(tmp_dir, name)
-            try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                add_error(report, path, "lstat", exc)
+            info = _lstat_at(fd, name, path, report)
+            if info is None:
                 continue
             empty = None
             if stat.S_ISDIR(info.st_mode):
