@@ -600,6 +600,13 @@ def test_library_messages_name_no_role_variable():
         assert "bwrap_" not in bwrap.remediation_text(key, {}, "/usr/bin/bwrap"), key
 
 
+def test_the_apparmor_profile_the_library_writes_names_no_role():
+    # the CLI prints the same text (--print-apparmor-profile): it is the library's, not the role's
+    text = bwrap.apparmor_profile("/usr/local/bin/bwrap")
+    assert "role" not in text and "bwrap_" not in text.replace("sandboxguard-bwrap", "")
+    assert text.startswith("# Managed by sandboxguard (bwrap.apparmor_profile):")
+
+
 # ---------------------------------------------------------------------------
 # The report envelope (issue 11 item 1): findings, errors, complete, counts
 # ---------------------------------------------------------------------------

@@ -1011,7 +1011,7 @@ def apparmor_profile(bwrap_path, name=APPARMOR_PROFILE_NAME):
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", name):
         raise ValueError("profile name %r must be letters, digits, '.', '_' or '-'" % name)
     return (
-        "# Managed by sandboxguard (role bwrap): lets bubblewrap at %(path)s create\n"
+        "# Managed by sandboxguard (bwrap.apparmor_profile): lets bubblewrap at %(path)s create\n"
         "# unprivileged user namespaces where kernel.apparmor_restrict_unprivileged_userns=1.\n"
         "abi <abi/4.0>,\n"
         "include <tunables/global>\n"
