@@ -51,3 +51,15 @@ def test_merge_of_something_that_is_not_a_report_is_a_usage_error_naming_it(tmp_
     assert main.main(["report", "merge", "--out", str(tmp_path / "o"), str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sandboxguard report: ") and str(bad) in err and "\n" == err[-1] and err.count("\n") == 1
+
+
+def test_merge_json_is_the_report_envelope_with_the_inputs_as_roots(tmp_path, capsys):
+    from sandboxguard import report
+
+    out = tmp_path / "merged"
+    inputs = slices(tmp_path)
+    main.main(["report", "merge", "--json", "--format", "json", "--no-host-files", "--out", str(out), *inputs])
+    printed = json.loads(capsys.readouterr().out)
+    assert set(report.ENVELOPE_KEYS) <= set(printed)
+    assert printed["roots"] == [str(i) for i in inputs] and printed["out"] == str(out)
+    assert printed["files"] and printed["changed"] is True and printed["counts"]["hosts"] >= 1

@@ -1,11 +1,11 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard report merge`: one set of fleet audit reports from the reports of AWX job slices."""
-import json
-
 from sandboxguard import audit_report
+from sandboxguard import report as envelope
 
-from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
+from .. import output
+from ..main import UsageError
 
 
 def register(subparsers):
@@ -25,7 +25,8 @@ def register(subparsers):
     merge.add_argument("--format", action="append", choices=audit_report.FORMATS, metavar="FORMAT",
                        help="write only this report (repeatable; default: %s)" % ", ".join(audit_report.FORMATS))
     merge.add_argument("--no-host-files", action="store_true", help="do not write hosts/<host>.json")
-    merge.add_argument("--json", action="store_true", help="print the merged summary as JSON and nothing else")
+    merge.add_argument("--json", action="store_true",
+                       help="print the report envelope (roots: the inputs; out, files, summary) as JSON, nothing else")
     merge.add_argument("inputs", nargs="+", metavar="IN", help="a report directory or file of one slice")
     merge.set_defaults(func=run_merge)
 
@@ -41,10 +42,14 @@ def run_merge(args):
     except OSError as exc:
         raise UsageError("--out %s: %s; pick a directory you can write" % (args.out, exc.strerror or exc)) from None
     summary = report["summary"]
-    if args.json:
-        print(json.dumps({"out": args.out, "files": written, "summary": summary}, sort_keys=True))
-    else:
-        print("merged %d report input(s): %d host(s), %d with findings, %d error (%d unreachable), %d clean -> %s"
-              % (len(args.inputs), summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"],
-                 summary["hosts_unreachable"], summary["hosts_clean"], args.out))
-    return EXIT_FINDINGS if summary["hosts_with_findings"] or summary["hosts_error"] else EXIT_OK
+    result = envelope.new_report(args.inputs, changed=bool(written), out=args.out, files=written, summary=summary,
+                                 counts={"hosts": summary["hosts_total"]})
+    return output.emit(result, args.json, _print_merged,
+                       findings=bool(summary["hosts_with_findings"] or summary["hosts_error"]))
+
+
+def _print_merged(result, out):
+    summary = result["summary"]
+    out.write("merged %d report input(s): %d host(s), %d with findings, %d error (%d unreachable), %d clean -> %s\n"
+              % (len(result["roots"]), summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"],
+                 summary["hosts_unreachable"], summary["hosts_clean"], result["out"]))
