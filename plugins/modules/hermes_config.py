@@ -96,17 +96,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import hermes_config
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.yamlconf import YamlEditError
 
-
-def _mode(module, value):
-    try:
-        mode = int(str(value), 8) if not isinstance(value, int) else value
-    except ValueError:
-        mode = -1
-    if not 0 <= mode <= 0o777:
-        module.fail_json(msg="mode %r: give octal permission bits such as '0600'" % (value,))
-    return mode
 
 
 def main():
@@ -125,8 +117,12 @@ def main():
     p = module.params
     owner = resolve_owner(module, p["owner"], p["group"])
     try:
+        mode = as_mode(p["mode"])
+    except InputError as exc:
+        module.fail_json(msg=str(exc))
+    try:
         report = hermes_config.set_config(p["path"], p["settings"], dry_run=module.check_mode, create=p["create"],
-                                          owner=owner, mode=_mode(module, p["mode"]))
+                                          owner=owner, mode=mode)
     except (hermes_config.ConfigError, YamlEditError) as exc:
         module.fail_json(msg=str(exc), path=p["path"])
     except OSError as exc:

@@ -57,3 +57,17 @@ VALUES = [
 @pytest.mark.parametrize("value, default, expected", VALUES)
 def test_as_value_makes_blank_unset_but_keeps_zero(value, default, expected):
     assert inputs.as_value(value, default) == expected
+
+
+MODES = [(0o644, 0o644), ("0644", 0o644), ("644", 0o644), (" 0600 ", 0o600), ("0", 0), (0o777, 0o777)]
+
+
+@pytest.mark.parametrize("value, expected", MODES)
+def test_as_mode_reads_ints_and_octal_strings(value, expected):
+    assert inputs.as_mode(value) == expected
+
+
+@pytest.mark.parametrize("value", ["0888", "rw-r--r--", "", "01000", 0o4755, -1, True, None])
+def test_as_mode_refuses_what_is_not_permission_bits_naming_the_option(value):
+    with pytest.raises(inputs.InputError, match=r"^dir_mode .*: give octal permission bits"):
+        inputs.as_mode(value, "dir_mode")

@@ -76,3 +76,15 @@ def as_value(value, default=None):
     if is_blank(value):
         return default
     return value.strip() if isinstance(value, str) else value
+
+
+def as_mode(value, name="mode"):
+    """Permission bits from an int (0o644) or an octal string ('0644', '644'); InputError
+    naming *name* for anything else or bits beyond 0o777."""
+    try:
+        mode = value if isinstance(value, int) and not isinstance(value, bool) else int(str(value).strip(), 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        raise InputError("%s %r: give octal permission bits such as '0644'" % (name, value))
+    return mode

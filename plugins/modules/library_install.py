@@ -1,0 +1,126 @@
+#!/usr/bin/python
+# Copyright: sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+---
+module: library_install
+short_description: Install the sandboxguard library and CLI tree on a host in one call
+description:
+  - Makes O(dest) hold exactly the files of O(files) (relative path to content), written in one module call
+    instead of one C(copy) task per file. The M(sandboxguard.boundary.sandbox_sweep) role's install uses it
+    (about 60 files; one task instead of 60 round trips per host).
+  - A file whose content, mode or owner differ is written under a temporary name in its directory and renamed
+    over the old one, so a sweep that runs meanwhile reads the old or the new file, never half of one.
+  - Files ending in one of O(suffixes) that O(files) no longer lists are removed from the directories
+    O(files) names; nothing else under O(dest) is touched.
+  - Directories below O(dest) are created (root, O(dir_mode)) and opened one component at a time without
+    following a symbolic link; a link or a file where a directory belongs fails the task naming it.
+  - Files and directories are owned by root when the module runs as root.
+version_added: 1.0.0
+author:
+  - sandboxguard contributors (@sandboxguard)
+options:
+  dest:
+    description: The install directory, for example C(/usr/local/lib/sandboxguard). Its parent must exist.
+    type: path
+    required: true
+  files:
+    description:
+      - Mapping of paths relative to O(dest) (C(sandboxguard/sweep.py)) to their text content.
+      - Paths with C(.), C(..) or empty components are refused.
+      - The contents are not logged (C(no_log)); the result lists the paths that changed.
+    type: dict
+    required: true
+  mode:
+    description: Mode of each file.
+    type: raw
+    default: "0644"
+  dir_mode:
+    description: Mode of each directory the module creates.
+    type: raw
+    default: "0755"
+  suffixes:
+    description: Files with these endings that O(files) does not list are removed from the listed directories.
+    type: list
+    elements: str
+    default: [".py"]
+seealso:
+  - module: sandboxguard.boundary.sandbox_sweep
+attributes:
+  check_mode:
+    support: full
+    description: Reports which files would be written or removed and writes nothing.
+  diff_mode:
+    support: full
+    description: Lists the files written and removed (the paths, not their source).
+  platform:
+    platforms: posix
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Install two files of a tree
+  sandboxguard.boundary.library_install:
+    dest: /usr/local/lib/sandboxguard
+    files:
+      sandboxguard/__init__.py: "{{ lookup('ansible.builtin.file', 'src/sandboxguard/__init__.py', rstrip=false) }}"
+      sandboxguard_cli/__init__.py: ""
+"""
+
+RETURN = r"""
+written:
+  description: Paths (relative to O(dest)) written, or that would be written in check mode.
+  returned: always
+  type: list
+  elements: str
+  sample: [sandboxguard/sweep.py]
+removed:
+  description: Paths removed (or that would be) because O(files) no longer lists them.
+  returned: always
+  type: list
+  elements: str
+counts:
+  description: C(files) given, C(written), C(removed) and C(unchanged).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import install
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
+
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            dest=dict(type="path", required=True),
+            files=dict(type="dict", required=True, no_log=True),
+            mode=dict(type="raw", default="0644"),
+            dir_mode=dict(type="raw", default="0755"),
+            suffixes=dict(type="list", elements="str", default=[".py"]),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        report = install.install_tree(p["dest"], p["files"], mode=as_mode(p["mode"]),
+                                      dir_mode=as_mode(p["dir_mode"], "dir_mode"),
+                                      suffixes=tuple(p["suffixes"]), dry_run=module.check_mode)
+    except (install.InstallError, InputError) as exc:
+        module.fail_json(msg=str(exc), dest=p["dest"])
+    except OSError as exc:
+        module.fail_json(msg="%s: %s" % (exc.filename or p["dest"], exc.strerror or exc), dest=p["dest"])
+    extra = {}
+    if module._diff and report["changed"]:
+        extra["diff"] = {"before_header": p["dest"], "after_header": p["dest"],
+                         "prepared": "".join(["write  %s\n" % f for f in report["written"]]
+                                             + ["remove %s\n" % f for f in report["removed"]])}
+    exit_report(module, report, **extra)
+
+
+if __name__ == "__main__":
+    main()
