@@ -7,9 +7,9 @@ of a 58 s role run on localhost, and the same again on every fleet host. Here th
 hands the whole tree over once (module ``library_install``) and this decides, per file,
 whether its content, mode or owner differ:
 
-- a file that differs is written under a temporary name in its directory and renamed over
-  the old one, so a reader (the running timer's sweep) sees the old or the new file, never
-  half of one;
+- a file that differs is replaced through ``atomicfile.write_at`` (a temporary file in its
+  directory, fsync, rename), so a reader (the running timer's sweep) sees the old or the
+  new file, never half of one;
 - a file with one of ``suffixes`` that the tree no longer lists is removed, but only from
   the directories the tree lists; nothing else under ``dest`` is touched;
 - directories are created (``dir_mode``, root) and opened one component at a time below
@@ -27,6 +27,7 @@ import os
 import stat
 import time
 
+from . import atomicfile
 from . import report as reports
 
 __all__ = ["InstallError", "install_tree"]
@@ -114,27 +115,6 @@ def _same(dir_fd, name, data, mode, owner):
         os.close(fd)
 
 
-def _write(dir_fd, name, data, mode, owner):
-    """Write under a temporary name in the directory and rename it over `name`."""
-    tmp = ".%s.%d.tmp" % (name, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                 0o600, dir_fd=dir_fd)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fchmod(fd, mode)
-        if owner is not None:
-            os.fchown(fd, *owner)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp, dir_fd=dir_fd)
-        raise
-    os.close(fd)
-    os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-
-
 def _stale(dir_fd, listed, suffixes):
     """Names in the directory with one of the suffixes that the tree does not list."""
     with os.scandir(dir_fd) as entries:
@@ -180,7 +160,7 @@ def _install_dir(result, dest_fd, parts, names, mode, dir_mode, owner, suffixes,
             if dir_fd is None or not _same(dir_fd, name, names[name], mode, owner):
                 result["written"].append(prefix + name)
                 if not dry_run:
-                    _write(dir_fd, name, names[name], mode, owner)
+                    atomicfile.write_at(dir_fd, name, names[name], mode=mode, owner=owner)
         if dir_fd is not None:
             for name in _stale(dir_fd, names, suffixes):
                 result["removed"].append(prefix + name)
