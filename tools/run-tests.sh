@@ -15,6 +15,11 @@
 #   importer     galaxy-importer on the built tarball (tools/galaxy-importer.sh)
 #   molecule     molecule test, one step per molecule/<scenario>/
 #
+# After sync, ruff and unit, the steps run in two lanes side by side (see "Two lanes" below):
+# the machine lane (integration on each controller, the molecule scenarios that mount
+# docker.sock) one step at a time in the foreground, the isolated lane (venvs, pythons,
+# sanity, shellcheck, lint, importer, the other molecule scenarios) one at a time beside it.
+#
 # Controllers: ansible-core 2.19 is .venv (requirements/dev.txt); each
 # requirements/controller-X.Y.txt names another core and its Python (`# controller:` line)
 # and gets a cached venv in .cache/controllers/X.Y. SANDBOXGUARD_CONTROLLERS narrows them.
@@ -23,7 +28,7 @@
 #   SANDBOXGUARD_LAYERS="molecule:default" tools/run-tests.sh   # one scenario (or pythons:3.12)
 #   SANDBOXGUARD_LAYERS="sanity:2.21 integration:2.21" ...      # one controller's steps
 #   SANDBOXGUARD_VERBOSE=1 ...                                   # stream output, not just logs
-#   SANDBOXGUARD_MOLECULE_JOBS=1 ...                             # scenarios one after another
+#   SANDBOXGUARD_SERIAL=1 ...                                    # the two lanes one after the other
 # Each step's full output is in .cache/test-logs/<step>.log; a failing step's tail is printed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -101,6 +106,7 @@ record_step() {
   if [ "$rc" -eq 0 ]; then status=PASS; else status=FAIL; fi
   # pytest's own closing line, where there is one, says how many tests ran.
   detail=$(grep -E '^=+ .*(passed|failed|error|no tests ran).* =+$' "$log" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
+  [ -e "$log.msg" ] && detail=$(head -n 1 "$log.msg")
   rows+=("$(printf '%-4s  %-28s %-6s %8ss  %s' "$status" "$name" "$(core_of "$layer" "$name")" "$secs" "${detail:-exit $rc}")")
   printf '    %s %s in %ss%s\n' "$status" "$name" "$secs" "${detail:+ ($detail)}"
   if [ "$status" = FAIL ]; then
@@ -123,34 +129,6 @@ step() {
   printf '==> %-28s %s\n' "$name" "$*"
   run_step "$name" "$@"
   record_step "$layer" "$name"
-}
-
-# fail_step LAYER NAME MESSAGE: a step that could not even start.
-fail_step() {
-  printf '==> %-28s\n' "$2"
-  printf '%s\n' "$3" | tee "$logs/$2.log"
-  rows+=("$(printf '%-4s  %-28s %-6s %8ss  %s' FAIL "$2" "$(core_of "$1" "$2")" 0.0 "$3")")
-  case " ${layer_order[*]} " in *" $1 "*) ;; *) layer_order+=("$1") ;; esac
-  layer_state[$1]=FAIL
-}
-
-# --- steps in the background, at most N at a time -------------------------------------
-# spawn_step NAME CMD... starts run_step in the background; reap N waits until fewer than N
-# run. Record the rows afterwards (record_step), in the order you want them listed.
-declare -A running=()
-spawn_step() {
-  local name=$1
-  printf '==> %-28s %s (in the background)\n' "$name" "${*:2}"
-  run_step "$@" &
-  running[$!]=$name
-}
-reap() {
-  local done_pid
-  while [ ${#running[@]} -ge "$1" ] && [ ${#running[@]} -gt 0 ]; do
-    wait -n -p done_pid "${!running[@]}"
-    printf '    (done: %s)\n' "${running[$done_pid]}"
-    unset "running[$done_pid]"
-  done
 }
 
 # --- controllers: ansible-core versions, each with its venv --------------------------------
@@ -194,19 +172,6 @@ controller_venv() { # X.Y -> make (or reuse) that controller's venv
   local version
   version=$("$(controller_venv_dir "$1")/bin/ansible" --version) || return 1
   printf '%s\n' "${version%%$'\n'*}"
-}
-
-# The newer controllers' venvs, made once before the layers that use them (step "venv-X.Y").
-declare -A venv_ok=()
-need_controllers() {
-  local c
-  for c in "${cores[@]}"; do
-    [ "$c" = "$base_core" ] && continue
-    [ -n "${venv_ok[$c]:-}" ] && continue
-    step_core[venv-$c]=$c
-    step controllers "venv-$c" controller_venv "$c"
-    if [ "$(cat "$logs/venv-$c.log.rc")" = 0 ]; then venv_ok[$c]=yes; else venv_ok[$c]=no; fi
-  done
 }
 
 # --- pythons: one cached venv with only pytest per target Python -----------------------
@@ -262,112 +227,161 @@ integration() { # [VENV]: the whole directory with .venv, or the module-level te
 
 total_start=$(now)
 echo "sandboxguard tests: layers ${wanted[*]}; logs in ${logs#"$top"/}/"
+# Results of an earlier run must never be read as this run's (the lanes below wait on them).
+rm -f "$logs"/*.log.rc "$logs"/*.log.time "$logs"/*.log.msg
 
 wants sync && step sync sync python3 tools/sync_module_utils.py --check
 wants ruff && step ruff ruff .venv/bin/ruff check .
 wants unit && step unit unit .venv/bin/pytest tests/unit
 
-if wants_any pythons; then
-  for v in ${SANDBOXGUARD_PYTHONS:-3.9 3.10 3.11 3.12 3.13}; do
-    wants pythons "$v" || continue
-    if python=$(python_for "$v"); then
-      step pythons "unit-py$v" unit_under "$v" "$python"
-    else
-      fail_step pythons "unit-py$v" "Python $v not found: install it (pyenv install $v) or set SANDBOXGUARD_PYTHONS to the versions to test, e.g. SANDBOXGUARD_PYTHONS=\"3.11 3.12\""
-    fi
-  done
-fi
-
 # wants_core LAYER X.Y: this controller's step of LAYER was asked for (the whole layer, or LAYER:X.Y)
 wants_core() { case " ${cores[*]} " in *" $2 "*) wants "$1" "$2" ;; *) return 1 ;; esac; }
-newer_wanted() { # LAYER -> some newer controller's step of LAYER is wanted
-  local c
-  for c in "${cores[@]}"; do [ "$c" != "$base_core" ] && wants_core "$1" "$c" && return 0; done
-  return 1
-}
-if newer_wanted integration || newer_wanted sanity; then need_controllers; fi
 
-# integration: everything on .venv's controller; then, one controller after another (the tests
-# share users, ports and container names), the module-level tests (-m controller) on the others.
-if wants_any integration; then
-  for c in "${cores[@]}"; do
-    wants_core integration "$c" || continue
-    if [ "$c" = "$base_core" ]; then
-      step integration integration integration
-    elif [ "${venv_ok[$c]:-}" = yes ]; then
-      step_core[integration-$c]=$c
-      step integration "integration-$c" integration "$(controller_venv_dir "$c")"
-    else
-      step_core[integration-$c]=$c
-      fail_step integration "integration-$c" "no venv for ansible-core $c (see the venv-$c step)"
-    fi
-  done
-fi
-
-# sanity: ansible-test on each controller, SANDBOXGUARD_SANITY_JOBS at a time (each has its own
-# copy under .cache/sanity/X.Y and its own ansible-test venvs), then shellcheck.
-if wants_any sanity; then
-  sanity_steps=()
-  for c in "${cores[@]}"; do
-    wants_core sanity "$c" || continue
-    name=sanity-$c
-    [ "$c" = "$base_core" ] && name=sanity
-    step_core[$name]=$c
-    if [ "$c" != "$base_core" ] && [ "${venv_ok[$c]:-}" != yes ]; then
-      fail_step sanity "$name" "no venv for ansible-core $c (see the venv-$c step)"
-      continue
-    fi
-    reap "${SANDBOXGUARD_SANITY_JOBS:-2}"
-    spawn_step "$name" env SANDBOXGUARD_SANITY_VENV="$(controller_venv_dir "$c")" bash tools/ansible-test-sanity.sh
-    sanity_steps+=("$name")
-  done
-  reap 1
-  for name in "${sanity_steps[@]}"; do record_step sanity "$name"; done
-  if wants sanity; then
-    # The shell scripts that do not ship (build_ignore), so ansible-test's shellcheck skips them.
-    step_core[shellcheck]=-
-    step sanity shellcheck shellcheck -S warning tools/*.sh images/*.sh .ci/run
+# ---- What runs: every step is planned first ("layer name"), in the order the summary lists it.
+planned=()
+plan() { planned+=("$1 $2"); }
+newer_cores=()   # the controllers whose venv some step needs
+for c in "${cores[@]}"; do
+  [ "$c" = "$base_core" ] && continue
+  if wants_core integration "$c" || wants_core sanity "$c"; then
+    newer_cores+=("$c")
+    step_core[venv-$c]=$c
+    plan controllers "venv-$c"
   fi
+done
+pythons=()
+if wants_any pythons; then
+  for v in ${SANDBOXGUARD_PYTHONS:-3.9 3.10 3.11 3.12 3.13}; do
+    wants pythons "$v" && { pythons+=("$v"); plan pythons "unit-py$v"; }
+  done
 fi
-wants lint && step lint ansible-lint .venv/bin/ansible-lint
-wants importer && step importer galaxy-importer bash tools/galaxy-importer.sh
-
-# molecule: scenarios run SANDBOXGUARD_MOLECULE_JOBS at a time (default 2: they mostly wait
-# on Ansible round trips and containers; container names are per scenario), except those
-# that mount the host's docker.sock, which run alone. Each keeps its own log and time; the
-# rows are recorded in scenario order.
+integration_cores=()
+for c in "${cores[@]}"; do
+  wants_core integration "$c" || continue
+  integration_cores+=("$c")
+  if [ "$c" = "$base_core" ]; then plan integration integration; else step_core[integration-$c]=$c; plan integration "integration-$c"; fi
+done
+sanity_cores=()
+for c in "${cores[@]}"; do
+  wants_core sanity "$c" || continue
+  sanity_cores+=("$c")
+  name=sanity-$c
+  [ "$c" = "$base_core" ] && name=sanity
+  step_core[$name]=$c
+  plan sanity "$name"
+done
+if wants sanity; then step_core[shellcheck]=-; plan sanity shellcheck; fi
+wants lint && plan lint ansible-lint
+wants importer && plan importer galaxy-importer
+# molecule: one step per scenario. A scenario that mounts the host's docker.sock sees every
+# container of the engine and what the engine does: it belongs to the machine lane below.
+engine_scenarios=()
+own_scenarios=()
 if wants_any molecule; then
-  scenarios=()
+  if ! compgen -G 'molecule/*/molecule.yml' >/dev/null; then
+    fail_file molecule "no molecule/<scenario>/molecule.yml found (molecule/default is the harness scenario)"
+    plan molecule molecule
+  fi
   for file in molecule/*/molecule.yml; do
     [ -e "$file" ] || continue
     scenario=$(basename "$(dirname "$file")")
-    wants molecule "$scenario" && scenarios+=("$scenario")
+    wants molecule "$scenario" || continue
+    plan molecule "molecule-$scenario"
+    if grep -q 'docker\.sock' "$file"; then engine_scenarios+=("$scenario"); else own_scenarios+=("$scenario"); fi
   done
-  if ! compgen -G 'molecule/*/molecule.yml' >/dev/null; then
-    fail_step molecule molecule "no molecule/<scenario>/molecule.yml found (molecule/default is the harness scenario)"
-  elif [ ${#scenarios[@]} -gt 0 ]; then
-    jobs=${SANDBOXGUARD_MOLECULE_JOBS:-2}
-    molecule_start=$(now)
-    for scenario in "${scenarios[@]}"; do
-      if grep -q 'docker\.sock' "molecule/$scenario/molecule.yml"; then
-        # It talks to the host's engine and sees every container there: run it alone, so
-        # other scenarios' containers starting and dying cannot disturb what it verifies.
-        reap 1
-        printf '==> %-28s %s\n' "molecule-$scenario" ".venv/bin/molecule test -s $scenario (alone: it mounts the host's docker.sock)"
-        run_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
-      else
-        reap "$jobs"
-        spawn_step "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
-      fi
-    done
-    reap 1
-    for scenario in "${scenarios[@]}"; do
-      record_step molecule "molecule-$scenario"
-    done
-    printf '    molecule: %d scenario(s), %d at a time, in %ss\n' "${#scenarios[@]}" "$jobs" \
-      "$(awk -v a="$molecule_start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')"
-  fi
 fi
+
+# ---- Two lanes, side by side (docs/testing.md "Two lanes").
+# The machine lane: steps that use this machine's shared state (users, ports, fixed container
+# names, the engine's containers and events, mounts): one at a time, in the foreground, the
+# integration tests on each controller, then the molecule scenarios that mount docker.sock.
+# The isolated lane: steps that only touch their own directories, venvs and uniquely named
+# containers: the newer controllers' venvs, the unit tests under each Python, sanity,
+# ShellCheck, ansible-lint, galaxy-importer and the other molecule scenarios; one at a time in
+# the background. The machine lane waits on containers, sshd and Ansible connections for much
+# of its time; on 2 cores the isolated lane fills that. SANDBOXGUARD_SERIAL=1 runs the
+# isolated lane after the machine lane instead (for timings of each step alone).
+lane_step() { # LANE NAME CMD...: run_step with a start and an end line
+  local lane=$1 name=$2
+  shift 2
+  printf '==> %-28s %s  [%s lane]\n' "$name" "$*" "$lane"
+  run_step "$name" "$@"
+  printf '    (%s lane: %s exit %s in %ss)\n' "$lane" "$name" "$(cat "$logs/$name.log.rc")" "$(cat "$logs/$name.log.time")"
+}
+fail_file() { # NAME MESSAGE: a step that could not start; recorded like any other
+  printf '%s\n' "$2" | tee "$logs/$1.log" >"$logs/$1.log.msg"
+  echo 0.0 >"$logs/$1.log.time"
+  echo 1 >"$logs/$1.log.rc"
+}
+venv_ready() { # X.Y: wait for its venv step (the isolated lane makes it first); 0 if it passed
+  [ "$1" = "$base_core" ] && return 0
+  while [ ! -e "$logs/venv-$1.log.rc" ]; do
+    if [ -n "${isolated_pid:-}" ] && ! kill -0 "$isolated_pid" 2>/dev/null && [ ! -e "$logs/venv-$1.log.rc" ]; then
+      return 1
+    fi
+    sleep 1
+  done
+  [ "$(cat "$logs/venv-$1.log.rc")" = 0 ]
+}
+
+isolated_lane() {
+  local c v python name scenario
+  for c in "${newer_cores[@]}"; do lane_step isolated "venv-$c" controller_venv "$c"; done
+  for v in "${pythons[@]}"; do
+    if python=$(python_for "$v"); then
+      lane_step isolated "unit-py$v" unit_under "$v" "$python"
+    else
+      fail_file "unit-py$v" "Python $v not found: install it (pyenv install $v) or set SANDBOXGUARD_PYTHONS to the versions to test, e.g. SANDBOXGUARD_PYTHONS=\"3.11 3.12\""
+    fi
+  done
+  for c in "${sanity_cores[@]}"; do
+    name=sanity-$c
+    [ "$c" = "$base_core" ] && name=sanity
+    if ! venv_ready "$c"; then fail_file "$name" "no venv for ansible-core $c (see the venv-$c step)"; continue; fi
+    lane_step isolated "$name" env SANDBOXGUARD_SANITY_VENV="$(controller_venv_dir "$c")" bash tools/ansible-test-sanity.sh
+  done
+  # The shell scripts that do not ship (build_ignore), so ansible-test's shellcheck skips them.
+  wants sanity && lane_step isolated shellcheck shellcheck -S warning tools/*.sh images/*.sh .ci/run
+  wants lint && lane_step isolated ansible-lint .venv/bin/ansible-lint
+  wants importer && lane_step isolated galaxy-importer bash tools/galaxy-importer.sh
+  for scenario in "${own_scenarios[@]}"; do
+    lane_step isolated "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
+  done
+  return 0
+}
+
+machine_lane() {
+  local c scenario
+  for c in "${integration_cores[@]}"; do
+    if [ "$c" = "$base_core" ]; then
+      lane_step machine integration integration
+    elif venv_ready "$c"; then
+      lane_step machine "integration-$c" integration "$(controller_venv_dir "$c")"
+    else
+      fail_file "integration-$c" "no venv for ansible-core $c (see the venv-$c step)"
+    fi
+  done
+  for scenario in "${engine_scenarios[@]}"; do
+    lane_step machine "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
+  done
+}
+
+isolated_pid=
+if [ "${SANDBOXGUARD_SERIAL:-0}" = 1 ]; then
+  machine_lane
+  isolated_lane
+else
+  isolated_lane &
+  isolated_pid=$!
+  machine_lane
+  wait "$isolated_pid"
+fi
+
+echo
+echo "==================== results ===================="
+for entry in "${planned[@]}"; do
+  record_step "${entry%% *}" "${entry#* }"
+done
 
 total=$(awk -v a="$total_start" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }')
 echo

@@ -100,7 +100,6 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.yamlconf import YamlEditError
 
 
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(

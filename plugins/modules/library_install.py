@@ -57,6 +57,7 @@ attributes:
   platform:
     platforms: posix
     support: full
+    description: Linux and other POSIX hosts.
 """
 
 EXAMPLES = r"""
@@ -91,7 +92,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import install
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
-
 
 
 def main():
