@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The CLI's command table: every subcommand found, each imported alone when named."""
 import importlib
+import os
 
 from sandboxguard_cli import main
 
@@ -33,3 +34,23 @@ def test_help_lists_every_command():
     parser = main.build_parser(["--help"])
     sub = next(a for a in parser._actions if a.dest == "command")
     assert set(sub.choices) == set(main.COMMAND_MODULES)
+
+
+def test_no_command_writes_json_or_decides_its_exit_code_from_a_report_by_itself():
+    # --json and the exit code of a report are output.emit's (issue 11 item 2); the event
+    # stream of `guard` prints one JSON line per event and is the one exception.
+    import re
+
+    from sandboxguard_cli import commands
+
+    found = []
+    for name in sorted(os.listdir(commands.__path__[0])):
+        if not name.endswith(".py") or name == "guard.py":
+            continue
+        with open(os.path.join(commands.__path__[0], name), encoding="utf-8") as handle:
+            text = handle.read()
+        if re.search(r"\bjson\.dumps?\(", text):
+            found.append("%s writes JSON" % name)
+        if re.search(r"return EXIT_(OK|FINDINGS) if ", text):
+            found.append("%s decides an exit code from a report" % name)
+    assert found == []

@@ -5,6 +5,13 @@
 Every command that returns a library report ends with :func:`emit`, so ``--json`` always
 prints the envelope (sandboxguard.report) and nothing else, warnings always go to stderr
 as ``WARNING: ...`` lines in human mode, and the exit code follows one rule.
+
+What does not end with :func:`emit`, on purpose: the event streams (``watch`` through
+:func:`json_line`, ``guard``), which print one line per event for as long as they run;
+``crontab`` (the shim's own messages and exit codes, as Debian's crontab) and
+``home-env CMD`` (the command's exit status, as env(1)), which run something else; and
+``bwrap-probe --print-apparmor-profile``, whose output is the profile file itself.
+``tests/unit/test_cli_main.py`` fails when a command writes JSON by itself.
 """
 import json
 import sys

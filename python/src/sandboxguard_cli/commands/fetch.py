@@ -80,17 +80,17 @@ def _channel(args):
     return LocalExec()
 
 
-def _print_human(report):
+def _print_human(report, out):
     if report["fetched"]:
         print("fetched %s -> %s (%d bytes, sha256 %s, mode %s%s)" % (
             report["src"], report["dest"], report["size"], report["sha256"], report["mode"],
-            "" if report["changed"] else ", unchanged"))
+            "" if report["changed"] else ", unchanged"), file=out)
         if report["remote_mode"] and int(report["remote_mode"], 8) & 0o6000:
-            print("  note: the sandbox copy was %s; setuid/setgid were not carried" % report["remote_mode"])
+            print("  note: the sandbox copy was %s; setuid/setgid were not carried" % report["remote_mode"], file=out)
     else:
         print("refused %s (%s, %s): %s" % (
-            report["src"], report["stage"], report["refused_code"], report["refused"]))
-    print("  %d bytes received from the sandbox in %.2fs" % (report["bytes_received"], report["elapsed"]))
+            report["src"], report["stage"], report["refused_code"], report["refused"]), file=out)
+    print("  %d bytes received from the sandbox in %.2fs" % (report["bytes_received"], report["elapsed"]), file=out)
 
 
 def run(args):
@@ -124,4 +124,4 @@ def run(args):
         close = getattr(channel, "close", None)
         if close is not None:
             close()
-    return output.emit(report, args.json, lambda rep, _out: _print_human(rep), findings=not report["fetched"])
+    return output.emit(report, args.json, _print_human, findings=not report["fetched"])
