@@ -212,7 +212,10 @@ integration() { # [VENV]: the whole directory with .venv, or the module-level te
     "$1/bin/python" -m pytest -p no:cacheprovider -m controller "${files[@]}"
     return $?
   fi
-  .venv/bin/pytest tests/integration
+  # SANDBOXGUARD_INTEGRATION_BESIDE: files the `integration-fleet` step runs beside this one
+  local ignore=() f
+  for f in ${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default}; do ignore+=("--ignore=$f"); done
+  .venv/bin/pytest tests/integration "${ignore[@]}"
   rc=$?
   if [ "$rc" -eq 5 ]; then
     if compgen -G 'tests/integration/test_*.py' >/dev/null || compgen -G 'tests/integration/*_test.py' >/dev/null; then
@@ -256,10 +259,18 @@ if wants_any pythons; then
   done
 fi
 integration_cores=()
+# The fleet and execution-environment tests start their own uniquely named containers and
+# sshd servers (labelled, free ports) and touch no user, path or container of the other
+# files: on .venv's controller they run as step `integration-fleet`, beside `integration`,
+# in the machine lane. SANDBOXGUARD_INTEGRATION_BESIDE="" runs them inside `integration`.
+beside_default="tests/integration/test_fleet.py tests/integration/test_execution_environment.py"
 for c in "${cores[@]}"; do
   wants_core integration "$c" || continue
   integration_cores+=("$c")
-  if [ "$c" = "$base_core" ]; then plan integration integration; else step_core[integration-$c]=$c; plan integration "integration-$c"; fi
+  if [ "$c" = "$base_core" ]; then
+    plan integration integration
+    [ -n "${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default}" ] && plan integration integration-fleet
+  else step_core[integration-$c]=$c; plan integration "integration-$c"; fi
 done
 sanity_cores=()
 for c in "${cores[@]}"; do
@@ -354,7 +365,14 @@ machine_lane() {
   local c scenario
   for c in "${integration_cores[@]}"; do
     if [ "$c" = "$base_core" ]; then
+      local beside=${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default} beside_pid=
+      if [ -n "$beside" ]; then
+        # shellcheck disable=SC2086 # a list of files
+        lane_step machine integration-fleet .venv/bin/pytest -p no:cacheprovider $beside &
+        beside_pid=$!
+      fi
       lane_step machine integration integration
+      [ -n "$beside_pid" ] && wait "$beside_pid"
     elif venv_ready "$c"; then
       lane_step machine "integration-$c" integration "$(controller_venv_dir "$c")"
     else
