@@ -127,7 +127,7 @@ class Prefetcher:
         self.stopping = False
         self.dirs = 0
         self.threads = [threading.Thread(target=self._run, name="sandboxguard-prefetch", daemon=True)
-                        for _ in range(max(1, threads))]
+                        for _thread in range(max(1, threads))]
 
     def start(self):
         for thread in self.threads:
@@ -221,7 +221,7 @@ def _subdirs(fd, buf):
         data = ctypes.string_at(buf, got)
         off = 0
         while off < got:
-            ino, _, reclen, dtype = unpack(data, off)
+            ino, _offset, reclen, dtype = unpack(data, off)
             if dtype == DT_REG:
                 if ino // INODES_PER_BLOCK not in blocks:
                     blocks.add(ino // INODES_PER_BLOCK)

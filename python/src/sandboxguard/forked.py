@@ -175,7 +175,7 @@ def read_all(children, while_waiting=None):
     done = 0  # children read_json has taken care of (it stops and reaps its own when interrupted)
     try:
         if while_waiting is not None:
-            fds = [read_fd for _, read_fd in children]
+            fds = [read_fd for _pid, read_fd in children]
             while not while_waiting() and not select.select(fds, [], [], POLL_S)[0]:
                 pass
         for pid, read_fd in children:

@@ -256,7 +256,7 @@ class _Sharing:
             return
         walkers = self._fork_walkers(work)
         self.fds.release_all()  # the walkers hold their own copies now
-        watch = prefetch.ColdWatch(root.fd, [node.relpath() for node in work], [pid for pid, _ in walkers],
+        watch = prefetch.ColdWatch(root.fd, [node.relpath() for node in work], [pid for pid, _read_fd in walkers],
                                    self.io_start, self.prefetch_threads, self.deadline)
         try:
             subs = read_all(walkers, watch.poll)

@@ -66,8 +66,8 @@ def _print_human(report, out):
         print_("  error: %s: %s" % (error["path"], error["error"]))
     if not report["ok"]:
         print_("  reason: %s" % report["message"])
-        print_("  fix (%s): %s%s" % (report["remediation"], report["remediation_text"],
-                                    CLI_HINTS.get(report["remediation"], "")))
+        hint = CLI_HINTS.get(report["remediation"], "")
+        print_("  fix (%s): %s%s" % (report["remediation"], report["remediation_text"], hint))
 
 
 def run(args):
