@@ -236,6 +236,7 @@ def main(argv=None):
             order = settings[rnd % len(settings):] + settings[:rnd % len(settings)]
             for kind, n in order:
                 wall, *cnt = run_one(kind, root, n, exe)
+                sys.stderr.write("  %s %d: %.2f s\n" % (kind, n, wall))
                 times[(kind, n)].append(wall)
                 counts[(kind, n)] = cnt
         load_after = loadavg()
