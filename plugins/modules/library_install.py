@@ -116,9 +116,9 @@ def main():
         module.fail_json(msg="%s: %s" % (exc.filename or p["dest"], exc.strerror or exc), dest=p["dest"])
     extra = {}
     if module._diff and report["changed"]:
-        extra["diff"] = {"before_header": p["dest"], "after_header": p["dest"],
-                         "prepared": "".join(["write  %s\n" % f for f in report["written"]]
-                                             + ["remove %s\n" % f for f in report["removed"]])}
+        lines = ["write  %s\n" % f for f in report["written"]]
+        lines.extend("remove %s\n" % f for f in report["removed"])
+        extra["diff"] = {"before_header": p["dest"], "after_header": p["dest"], "prepared": "".join(lines)}
     exit_report(module, report, **extra)
 
 

@@ -64,8 +64,10 @@ def test_release_commits_tags_and_builds_the_version_with_every_fragment(scratch
     assert fragments, "nothing to release in this checkout"
     expected = []
     for path in fragments:
-        for entries in load(path).values():
-            expected += entries if isinstance(entries, list) else []
+        for section, entries in load(path).items():
+            # `trivial` is antsibull-changelog's section for what no changelog lists
+            if section != "trivial":
+                expected += entries if isinstance(entries, list) else []
     version = bump(scratch)
     done = release(scratch, version, "--skip-import")
     assert done.returncode == 0, done.stderr[-3000:]
