@@ -202,6 +202,93 @@ def test_directory_swapped_for_a_symlink_between_event_and_fix_is_not_followed(g
     assert not privileged(moved), "the file in the directory the event named was not fixed"
 
 
+def drain_events(running):
+    """Read (and so lose) every event queued for the guard: what an overflow leaves."""
+    events = []
+    while True:
+        batch = fanotify.read_events(running.guard.fan_fd)
+        if not batch:
+            return events
+        events += batch
+
+
+def test_root_whose_path_is_swapped_for_a_symlink_after_start_is_swept_from_the_held_fd_never_the_link(tmp_path):
+    base = tmp_path / "home"
+    root = base / "sandboxes" / "docker"
+    (root / "t1").mkdir(parents=True)
+    target = tmp_path / "elsewhere"  # what the swapped-in symlink points to: outside every root
+    (target / "docker" / "t1").mkdir(parents=True)
+    host_file = make_file(target / "docker" / "t1" / "host-suid", 0o4755)
+    running = Running([root], rescan_interval=3600)
+    try:
+        os.rename(base / "sandboxes", base / "sandboxes.old")  # an ancestor of the root moves away...
+        os.symlink(target, base / "sandboxes")  # ...and its name now leads outside
+        held = make_file(base / "sandboxes.old" / "docker" / "t1" / "suid", 0o4755)
+        drain_events(running)  # its events are lost: only the sweep can find it
+        running.guard.start_sweep(list(running.guard.roots.values()), "queue overflow")
+        assert running.guard.wait_jobs(WAIT_S), running.logs
+        assert mode_of(host_file) == 0o4755, "the sweep followed the symlinked path to a directory outside the roots"
+        assert not privileged(held), running.logs  # the directory the guard proved and holds was swept
+        assert [(r["path"], r["via"]) for r in running.records] == [(held, "sweep")]  # named where it is now
+        # The rescan looks the name up again by the walker's rules: refused, and the old root dropped.
+        running.guard.refresh_roots("rescan")
+        assert not running.guard.roots
+        refusals = [line for line in running.logs if line.startswith("refused root ")]
+        assert refusals and "goes through a symlink" in refusals[0] and os.fspath(base / "sandboxes") in refusals[0]
+        os.chmod(host_file, 0o4755)  # an event under the link's target: filtered, never fixed
+        running.guard.start_sweep(list(running.guard.roots.values()), "queue overflow")
+        running.until(lambda: False, timeout=0.5)
+        assert running.guard.wait_jobs(WAIT_S)
+        assert mode_of(host_file) == 0o4755, "a file under the symlink's target was changed"
+    finally:
+        running.close()
+
+
+def test_tree_moved_in_and_swapped_for_a_symlink_before_its_walk_is_walked_from_the_held_fd(guard, sandbox, outside,
+                                                                                           monkeypatch):
+    decoy = outside / "decoy"
+    decoy.mkdir()
+    host_file = make_file(decoy / "host-suid", 0o4755)
+    tree = outside / "dist"
+    (tree / "bin").mkdir(parents=True)
+    files = [make_file(tree / "bin" / ("s%d" % i), 0o4755) for i in range(5)]
+    guard.until(lambda: False, timeout=0.3)
+    monkeypatch.setattr(guardmod, "MAX_JOBS", 0)  # every walk waits: the swap lands before the walk starts
+    dest = sandbox / "task" / "dist"
+    os.rename(tree, dest)
+    time.sleep(0.1)
+    guard.guard.handle_events(drain_events(guard), time.time())
+    assert [job["kind"] for job in guard.guard.waiting] == ["tree"]
+    os.rename(dest, sandbox / "task" / "dist.moved")  # the tree moves on (its events are not handled)...
+    os.symlink(decoy, dest)  # ...and its old name leads outside
+    monkeypatch.setattr(guardmod, "MAX_JOBS", 4)
+    guard.guard.start_waiting()
+    assert guard.guard.wait_jobs(WAIT_S), guard.logs
+    assert mode_of(host_file) == 0o4755, "the tree's walk followed the symlink left at its name"
+    moved = [f.replace(os.fspath(tree), os.fspath(sandbox / "task" / "dist.moved")) for f in files]
+    assert not any(privileged(f) for f in moved), guard.logs
+    assert sorted(guard.paths()) == sorted(moved)  # reported where the walk found them
+
+
+def test_waiting_trees_beyond_the_bound_become_one_sweep_of_their_root(guard, sandbox, outside, monkeypatch):
+    monkeypatch.setattr(guardmod, "MAX_JOBS", 0)
+    monkeypatch.setattr(guardmod, "MAX_WAITING_TREES", 3)
+    for i in range(6):
+        (outside / ("t%d" % i)).mkdir()
+        make_file(outside / ("t%d" % i) / "suid", 0o4755)
+    guard.until(lambda: False, timeout=0.3)
+    for i in range(6):
+        os.rename(outside / ("t%d" % i), sandbox / "task" / ("t%d" % i))
+    time.sleep(0.1)
+    guard.guard.handle_events(drain_events(guard), time.time())
+    kinds = [job["kind"] for job in guard.guard.waiting]
+    assert kinds.count("tree") == 3 and kinds.count("sweep") == 1, kinds  # descriptors held: 3, not 6
+    monkeypatch.setattr(guardmod, "MAX_JOBS", 4)
+    guard.guard.start_waiting()
+    assert guard.guard.wait_jobs(WAIT_S), guard.logs
+    assert not any(privileged(sandbox / "task" / ("t%d" % i) / "suid") for i in range(6)), guard.logs
+
+
 def test_queue_overflow_is_followed_by_a_full_sweep(sandbox):
     running = Running([sandbox])
     try:
@@ -303,6 +390,31 @@ def test_cli_refuses_a_system_path_as_root():
     assert proc.returncode == 2
     lines = proc.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and "/usr" in lines[0] and "refusing a system path" in lines[0]
+
+
+def strip_cmd(*args):
+    return [sys.executable, "-c", "import sys; from sandboxguard_cli.main import main; sys.exit(main())",
+            "strip", *args]
+
+
+@pytest.mark.parametrize("spelling", ["{link}", "{link}/", "{link}/.", "{link}//", "{link}/docker", "{real}/../link"])
+def test_cli_refuses_a_symlinked_root_exactly_as_strip_refuses_it(tmp_path, spelling):
+    real = tmp_path / "real"
+    (real / "docker").mkdir(parents=True)
+    make_file(real / "docker" / "suid", 0o4755)
+    link = tmp_path / "link"
+    os.symlink(real, link)
+    path = spelling.format(link=link, real=real)
+    results = {}
+    for name, cmd in (("guard", guard_cmd(path)), ("strip", strip_cmd(path))):
+        proc = subprocess.run(cmd, capture_output=True, env=cli_env(), timeout=30, check=False)
+        lines = proc.stderr.decode().strip().splitlines()
+        assert proc.returncode == 2, (name, proc.stderr)
+        assert len(lines) == 1 and lines[0].startswith("sandboxguard %s: " % name), (name, lines)
+        results[name] = lines[0].split(": ", 1)[1]
+    assert results["guard"] == results["strip"]
+    assert "symlink" in results["guard"] and path in results["guard"]
+    assert mode_of(real / "docker" / "suid") == 0o4755
 
 
 def test_cli_without_fanotify_names_the_fallback_and_exits_1():

@@ -119,11 +119,19 @@ def init(flags=FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_REPORT_DFID_NAME, event_f_
     return fd
 
 
-def mark_filesystem(fan_fd, path, mask, remove=False):
-    """Add (or remove) a FAN_MARK_FILESYSTEM mark for the filesystem holding `path`."""
+def mark_filesystem(fan_fd, target, mask, remove=False):
+    """Add (or remove) a FAN_MARK_FILESYSTEM mark for the filesystem holding `target`.
+
+    ``target``: an open descriptor (int; the mark goes to the filesystem of the very
+    object it holds, no name is looked up) or a path (str/bytes; looked up by the kernel).
+    """
     flags = (FAN_MARK_REMOVE if remove else FAN_MARK_ADD) | FAN_MARK_FILESYSTEM
-    if _lib().fanotify_mark(fan_fd, flags, mask, AT_FDCWD, os.fsencode(path)) < 0:
-        _raise_errno("fanotify_mark %s" % os.fsdecode(path))
+    if isinstance(target, int):
+        dirfd, pathname, shown = target, None, "fd %d" % target
+    else:
+        dirfd, pathname, shown = AT_FDCWD, os.fsencode(target), os.fsdecode(target)
+    if _lib().fanotify_mark(fan_fd, flags, mask, dirfd, pathname) < 0:
+        _raise_errno("fanotify_mark %s" % shown)
 
 
 def open_by_handle(mount_fd, handle, flags):

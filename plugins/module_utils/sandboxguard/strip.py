@@ -38,7 +38,7 @@ Where the pieces live: ``fileops`` (what is done to one file: the file actions,
 ``fix_file_at``, the ``StripOptions`` parameters object), ``walk`` (directories,
 descriptors, the budget, the walkers sharing work), ``forked`` (child processes and
 signals), ``roots`` (which roots, opened how). This module is the public API: ``run``,
-``scan``, ``strip``, ``fix_file_at``, ``StripOptions``, ``findings_remain`` and the
+``run_opened``, ``scan``, ``strip``, ``fix_file_at``, ``StripOptions``, ``findings_remain`` and the
 constants below; the rest is private.
 """
 import time
@@ -101,6 +101,7 @@ __all__ = [
     "options_from",
     "return_owner",
     "run",
+    "run_opened",
     "scan",
     "stop_child",
     "strip",
@@ -139,6 +140,19 @@ def run(paths, options=None, **kwargs):
     finally:
         for root in opened:
             root.close()
+
+
+def run_opened(opened, options=None, **kwargs):
+    """Walk roots the caller already holds open and return the report; ``options`` and the
+    keywords as for run.
+
+    ``opened``: a list of roots.OpenRoot (from open_root, or built by the caller around
+    a directory descriptor it proved itself, as the guard does for the roots it holds
+    and for a directory moved in under one). The walk starts from those descriptors;
+    no root is looked up by name again. The caller keeps and closes them.
+    Touches the system: it changes files unless ``dry_run``.
+    """
+    return _run_opened(list(opened), options_from(options, **kwargs))
 
 
 def _run_opened(opened, opts):

@@ -7,6 +7,15 @@ create, close-after-write, attribute change (chmod, setxattr of security.capabil
 rename into a directory, naming the directory by a file handle and the entry by name.
 Mount marks would miss a container's writes: they go through the container's own mount.
 
+Roots are opened once, by the walker's rules (roots.open_root: component by component
+from ``/``, no symlink anywhere in the path, system paths refused exactly as ``strip``
+refuses them), and the guard works from the descriptor it holds: the fstat identity of
+that descriptor is what the handle filter compares, the fanotify mark goes through it,
+and full sweeps walk from it. A rescan looks the name up again the same way only to
+learn whether it still leads to the same directory; when it does not (gone, replaced,
+an ancestor swapped for a symlink) the old root is dropped and the new answer is
+refused or guarded on its own merits.
+
 How an event becomes a fix, and why an event is only ever a hint:
 
 1. **Filter by directory handle** before any other work: the mark sees the whole
@@ -20,11 +29,13 @@ How an event becomes a fix, and why an event is only ever a hint:
    looked up by name under it without following symlinks, and only a regular file is
    changed, through strip's proven-handle path (O_PATH|O_NOFOLLOW, fstat identity,
    /proc/self/fd/N). A file swapped for a symlink between event and fix is left alone.
-3. **A directory moved in** is walked with the race-safe walker (strip.run), in a
+3. **A directory moved in** is opened with O_NOFOLLOW under the held directory and
+   walked from that descriptor with the race-safe walker (strip.run_opened), in a
    forked job so events keep flowing while it runs.
 4. **Queue overflow, a root that appears, changes identity or moves to another
    filesystem (its mark is lost), and the start itself**: a full sweep of the affected
-   roots (a forked job), then back to events; each is logged with its reason.
+   roots from their held descriptors (a forked job), then back to events; each is
+   logged with its reason.
 
 What it does not do: ownership return (a running container is still writing; sweeps do
 that), and anything outside the roots. Events our own process causes are skipped.
@@ -39,12 +50,13 @@ import time
 
 from . import fanotify
 from . import strip as stripmod
-from .roots import RootRefused, check_root
+from .roots import OpenRoot, RootRefused, open_root
 
 _WATCH_FILES = fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
 WATCH_MASK = _WATCH_FILES | fanotify.FAN_ONDIR | fanotify.FAN_EVENT_ON_CHILD
 RESCAN_INTERVAL_S = 10.0  # how often roots are re-derived (a new sandbox dir, a remount)
 MAX_JOBS = 4  # forked walks (moved-in trees, full sweeps) at once; the rest wait
+MAX_WAITING_TREES = 256  # moved-in trees waiting with their directory held open; beyond: a sweep of the root
 MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over
 MAX_WALK_UP = 4096  # '..' steps before a directory counts as outside every root
 ENGINE_QUERY_TIMEOUT_S = 60.0  # a forked engine query older than this is killed and asked again
@@ -59,17 +71,25 @@ _DIR_PATH = getattr(os, "O_PATH", 0o10000000) | os.O_DIRECTORY | os.O_NOFOLLOW |
 
 
 class Root:
-    """A root being guarded: its path, identity and a held fd (the mount fd for handles)."""
+    """A root being guarded: opened once by roots.open_root (component by component, no
+    symlink anywhere in its path) and worked on from that descriptor only: its identity
+    (st_dev, st_ino) filters events, it is the mount fd for handles, the fanotify mark
+    goes through it and full sweeps walk from it. The name is looked up again only at a
+    rescan, to see whether it still leads to the same directory."""
 
-    __slots__ = ("dev", "fd", "fsid", "ino", "path", "source")
+    __slots__ = ("dev", "fd", "fsid", "ino", "path", "source", "st")
 
-    def __init__(self, path, source, fd):
-        self.path = path
+    def __init__(self, opened, source):
+        self.path = opened.path
         self.source = source
-        self.fd = fd
-        st = os.fstat(fd)
-        self.dev, self.ino = st.st_dev, st.st_ino
-        self.fsid = os.fstatvfs(fd).f_fsid
+        self.fd = opened.fd  # O_RDONLY|O_DIRECTORY: open_by_handle_at refuses an O_PATH mount fd (EBADF)
+        self.st = opened.st
+        self.dev, self.ino = opened.st.st_dev, opened.st.st_ino
+        self.fsid = os.fstatvfs(self.fd).f_fsid
+
+    def opened(self):
+        """An OpenRoot for the walker around the held descriptor (which the Root keeps)."""
+        return OpenRoot(self.path, self.fd, self.st)
 
     def __repr__(self):
         return "Root(%r)" % self.path
@@ -85,6 +105,12 @@ def _fd_path(fd):
         return os.readlink("/proc/self/fd/%d" % fd)
     except OSError:
         return "?"
+
+
+def _where(opened):
+    """Where a held directory is now (/proc/self/fd), or the path it was proven at."""
+    now = _fd_path(opened.fd)
+    return now if now.startswith("/") and not now.endswith(" (deleted)") else opened.path
 
 
 def file_record(entry, latency_ms, via):
@@ -135,8 +161,8 @@ class Guard:
         self.roots = {}  # (dev, ino) -> Root
         self.marked = {}  # st_dev -> path the mark was placed through
         self.handle_cache = {}  # (fsid, handle) -> Root or None
-        self.jobs = {}  # read fd -> job dict (pid, kind, roots, chunks, started)
-        self.waiting = []  # jobs not started yet (MAX_JOBS running)
+        self.jobs = {}  # read fd -> job dict (pid, kind, paths, chunks, started)
+        self.waiting = []  # jobs not started yet (MAX_JOBS running); a tree job holds its directory fd
         self.stopping = False
         self.pid = os.getpid()
         self.stats = {"batches": 0, "events": 0, "filtered": 0, "fixed": 0, "sweeps": 0, "overflows": 0,
@@ -173,6 +199,10 @@ class Guard:
         for job in list(self.jobs.values()):
             self._kill_job(job)
         self.jobs.clear()
+        for job in self.waiting:
+            for opened in job.get("opened", ()) if job.get("owned") else ():
+                opened.close()
+        self.waiting.clear()
         for root in self.roots.values():
             os.close(root.fd)
         self.roots.clear()
@@ -192,8 +222,7 @@ class Guard:
         old, current = self.roots, {}
         for path, source in wanted:
             try:
-                real = check_root(path)
-                fd = os.open(real, _DIR_READ)  # open_by_handle_at refuses an O_PATH mount fd (EBADF)
+                opened = open_root(path)  # refused exactly as strip refuses it
             except RootRefused as exc:
                 if exc.reason != "does not exist":  # a sandbox dir not made yet: picked up when it is
                     self.log("refused root %s" % exc)
@@ -201,13 +230,12 @@ class Guard:
             except OSError as exc:
                 self.log("cannot open root %s: %s" % (path, exc.strerror))
                 continue
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino)
+            key = (opened.st.st_dev, opened.st.st_ino)
             if key in current or key in old:
-                os.close(fd)
+                opened.close()  # the descriptor held since it was first proven stays the one used
                 current.setdefault(key, old.get(key))
                 continue
-            current[key] = Root(real, source, fd)
+            current[key] = Root(opened, source)
         for key, root in old.items():
             if key not in current:
                 self.log("root %s is gone or is another directory now: no longer guarded" % root.path)
@@ -217,7 +245,7 @@ class Guard:
         for root in new:
             if root.dev not in self.marked:
                 try:
-                    fanotify.mark_filesystem(self.fan_fd, root.path, WATCH_MASK)
+                    fanotify.mark_filesystem(self.fan_fd, root.fd, WATCH_MASK)  # through the held fd
                 except OSError as exc:
                     self.log("cannot watch %s (fanotify_mark: %s): no real-time strip there, only sweeps"
                              % (root.path, exc.strerror))
@@ -237,15 +265,16 @@ class Guard:
         tried, failures = [], []
         for path, _source in self.roots_source()[0]:
             try:
-                real = check_root(path)
+                opened = open_root(path)
             except RootRefused:
                 continue
-            tried.append(real)
-            try:
-                fanotify.mark_filesystem(self.fan_fd, real, WATCH_MASK)
-                fanotify.mark_filesystem(self.fan_fd, real, WATCH_MASK, remove=True)
-            except OSError as exc:
-                failures.append((real, exc.strerror or str(exc)))
+            with opened:
+                tried.append(opened.path)
+                try:
+                    fanotify.mark_filesystem(self.fan_fd, opened.fd, WATCH_MASK)
+                    fanotify.mark_filesystem(self.fan_fd, opened.fd, WATCH_MASK, remove=True)
+                except OSError as exc:
+                    failures.append((opened.path, exc.strerror or str(exc)))
         return tried, failures
 
     # -- deciding which directory an event is in ---------------------------------
@@ -391,25 +420,33 @@ class Guard:
 
     # -- forked walks ----------------------------------------------------------------
     def start_tree(self, dir_fd, name, root, read_at):
-        """Walk a directory moved in under a held directory (a forked job)."""
+        """Walk a directory moved in under a held directory (a forked job) from the
+        descriptor opened here (O_NOFOLLOW under dir_fd): the walk never looks the tree up
+        by name, so moving it on and leaving a symlink in its place steers nothing."""
         try:
-            fd = os.open(name, _DIR_PATH, dir_fd=dir_fd)
+            fd = os.open(name, _DIR_READ, dir_fd=dir_fd)
         except OSError:
             return  # moved on again, or a symlink: never followed
-        try:
-            path = _fd_path(fd)
-        finally:
-            os.close(fd)
+        if sum(1 for job in self.waiting if job["kind"] == "tree") >= MAX_WAITING_TREES:
+            os.close(fd)  # descriptors stay bounded: the root's sweep finds the tree's files too
+            self.start_sweep([root], "more trees moved in than the guard holds open")
+            return
         self.stats["trees"] += 1
-        self._queue_job({"kind": "tree", "paths": [path], "reason": "directory moved in", "read_at": read_at})
+        opened = OpenRoot(_fd_path(fd), fd, os.fstat(fd))
+        self._queue_job({"kind": "tree", "paths": [opened.path], "opened": [opened], "owned": True,
+                         "reason": "directory moved in", "read_at": read_at})
 
     def start_sweep(self, roots, reason):
+        """Queue a full sweep of `roots` (walked from their held descriptors); a root that
+        already has a sweep waiting is not queued twice."""
+        queued = {id(r) for job in self.waiting if job["kind"] == "sweep" for r in job["roots"]}
+        roots = [r for r in roots if id(r) not in queued]
         if not roots:
             return
         self.stats["sweeps"] += 1
         paths = [r.path for r in roots]
         self.log("full sweep of %s (%s)" % (", ".join(paths), reason))
-        self._queue_job({"kind": "sweep", "paths": paths, "reason": reason, "read_at": None})
+        self._queue_job({"kind": "sweep", "paths": paths, "roots": roots, "reason": reason, "read_at": None})
 
     def start_engine_query(self):
         """Ask the engine (engine_source) in a forked child unless a query is running; one
@@ -451,12 +488,28 @@ class Guard:
             self.engine_roots = roots
             self.refresh_roots("a container's bind mount on another filesystem below a root")
 
+    def _running_walks(self):
+        return sum(1 for j in self.jobs.values() if j["kind"] != "engine")
+
     def _queue_job(self, job):
-        if sum(1 for j in self.jobs.values() if j["kind"] != "engine") >= MAX_JOBS:
+        if self._running_walks() >= MAX_JOBS:
             self.waiting.append(job)
             return
-        paths, budget, dry_run, actions, setuid, setgid = (
-            job["paths"], self.sweep_budget, self.dry_run, self.actions,
+        if job["kind"] == "sweep":
+            # The roots still guarded now (one dropped since the sweep was queued has its
+            # descriptor closed): the walk starts from their held descriptors, never a name.
+            held = {id(r) for r in self.roots.values()}
+            roots = [r for r in job["roots"] if id(r) in held]
+            for gone in (r for r in job["roots"] if id(r) not in held):
+                self.log("full sweep of %s (%s) not run: no longer guarded" % (gone.path, job["reason"]))
+            if not roots:
+                return
+            job["paths"] = [r.path for r in roots]
+            opened = [r.opened() for r in roots]
+        else:
+            opened = job["opened"]
+        budget, dry_run, actions, setuid, setgid = (
+            self.sweep_budget, self.dry_run, self.actions,
             bool(self.setid_mask & stat.S_ISUID), bool(self.setid_mask & stat.S_ISGID))
 
         def walk():
@@ -464,13 +517,25 @@ class Guard:
             signal.set_wakeup_fd(-1)
             for signum in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(signum, signal.SIG_DFL)
-            return stripmod.run(paths, actions=actions, dry_run=dry_run, budget=budget, setuid=setuid,
-                                setgid=setgid, fork=False)
+            # A root or tree moved since it was proven is walked where it is: say where that is.
+            held = [OpenRoot(_where(item), item.fd, item.st) for item in opened]
+            return stripmod.run_opened(held, actions=actions, dry_run=dry_run, budget=budget, setuid=setuid,
+                                       setgid=setgid, fork=False)
 
-        pid, read_fd = stripmod._fork_json(walk)
+        try:
+            pid, read_fd = stripmod._fork_json(walk)
+        finally:
+            if job.get("owned"):  # the child has its own copy of a moved-in tree's descriptor
+                for item in opened:
+                    item.close()
         os.set_blocking(read_fd, False)
         job.update(pid=pid, chunks=[], started=time.monotonic())
         self.jobs[read_fd] = job
+
+    def start_waiting(self):
+        """Start waiting jobs while fewer than MAX_JOBS walks run."""
+        while self.waiting and self._running_walks() < MAX_JOBS:
+            self._queue_job(self.waiting.pop(0))
 
     def read_job(self, read_fd):
         """Collect a job's output; when it ends, emit its files and log its outcome."""
@@ -486,8 +551,7 @@ class Guard:
         os.close(read_fd)
         os.waitpid(job["pid"], 0)
         self._finish_job(job)
-        while self.waiting and sum(1 for j in self.jobs.values() if j["kind"] != "engine") < MAX_JOBS:
-            self._queue_job(self.waiting.pop(0))
+        self.start_waiting()
 
     def _finish_job(self, job):
         try:
@@ -563,6 +627,7 @@ class Guard:
         for fd in ready:
             if fd in self.jobs:
                 self.read_job(fd)
+        self.start_waiting()
         if time.monotonic() >= self.next_rescan:
             self.refresh_roots("root new or changed since the last look")
             self.start_engine_query()
