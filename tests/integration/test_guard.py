@@ -440,6 +440,20 @@ def test_cli_without_fanotify_names_the_fallback_and_exits_1():
     assert "need root" in lines[0] and "sandboxguard-sweep.timer" in lines[0] and "sandboxguard watch" in lines[0]
 
 
+@pytest.mark.parametrize("probe", [False, True])
+def test_cli_without_cap_dac_read_search_refuses_to_start_naming_the_capability_and_the_fallback(sandbox, probe):
+    # Root without CAP_DAC_READ_SEARCH (a container's default set, a unit's bounding set):
+    # fanotify marks work but no event's directory handle can be opened, so running would
+    # strip only at its start sweep. It must say so and exit 1 instead.
+    cmd = ["setpriv", "--bounding-set=-dac_read_search", "--inh-caps=-dac_read_search", "--", *guard_cmd(
+        os.fspath(sandbox), "--no-engine", *(["--probe"] if probe else []))]
+    proc = subprocess.run(cmd, capture_output=True, env=cli_env(), timeout=30, check=False)
+    lines = proc.stderr.decode().strip().splitlines()
+    assert proc.returncode == 1, proc.stderr
+    assert len(lines) == 1, lines
+    assert "CAP_DAC_READ_SEARCH" in lines[0] and "sandboxguard-sweep.timer" in lines[0], lines
+
+
 def test_bind_mount_on_another_filesystem_below_a_root_is_guarded_once_a_container_mounts_it(tmp_path):
     if subprocess.run(["docker", "info"], capture_output=True, check=False).returncode != 0:
         pytest.fail("no Docker engine: run tools/docker-engine.sh (make test starts it)")

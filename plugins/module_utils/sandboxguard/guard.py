@@ -174,6 +174,7 @@ class Guard:
         self.coalesce_s = coalesce_s
         self.engine_roots = []  # (path, source) the last engine query added
         self.engine_said = None
+        self.handle_errors_said = set()  # errnos of open_by_handle_at already logged
 
     # -- setup ---------------------------------------------------------------------
     def open(self):
@@ -192,9 +193,27 @@ class Guard:
                 self.fan_fd = None
                 raise fanotify.FanotifyUnavailable(exc.errno, "fanotify filesystem marks need root "
                                                               "(CAP_SYS_ADMIN)") from None
+        # Every event names its directory by a file handle, and open_by_handle_at needs
+        # CAP_DAC_READ_SEARCH: without it every event would be dropped as "gone" and only the
+        # start sweep would ever strip. Docker's default capabilities lack it (a guard in a
+        # container), so do systemd units whose bounding set leaves it out: refuse to start.
+        try:
+            fanotify.check_handle_permission()
+        except OSError as exc:
+            if exc.errno == errno.EPERM:
+                os.close(self.fan_fd)
+                self.fan_fd = None
+                raise fanotify.FanotifyUnavailable(exc.errno, "open_by_handle_at needs CAP_DAC_READ_SEARCH (events "
+                                                              "name their directory by a file handle)") from None
         self.options = stripmod.StripOptions(actions=self.actions, dry_run=self.dry_run,
                                              setuid=bool(self.setid_mask & stat.S_ISUID),
                                              setgid=bool(self.setid_mask & stat.S_ISGID))
+
+    @staticmethod
+    def _probe_handles(fd):
+        """Open a held directory again by its own file handle; raises OSError when this
+        filesystem or this process cannot (EPERM, EOPNOTSUPP...)."""
+        os.close(fanotify.open_by_handle(fd, fanotify.handle_of_fd(fd), _DIR_PATH))
 
     def close(self):
         for job in list(self.jobs.values()):
@@ -246,6 +265,12 @@ class Guard:
         for root in new:
             if root.dev not in self.marked:
                 try:
+                    self._probe_handles(root.fd)
+                except OSError as exc:
+                    self.log("cannot watch %s (open_by_handle_at: %s): no real-time strip there, only sweeps"
+                             % (root.path, os.strerror(exc.errno)))
+                    continue
+                try:
                     fanotify.mark_filesystem(self.fan_fd, root.fd, WATCH_MASK)  # through the held fd
                 except OSError as exc:
                     self.log("cannot watch %s (fanotify_mark: %s): no real-time strip there, only sweeps"
@@ -272,6 +297,11 @@ class Guard:
             with opened:
                 tried.append(opened.path)
                 try:
+                    self._probe_handles(opened.fd)
+                except OSError as exc:
+                    failures.append((opened.path, "open_by_handle_at: %s" % os.strerror(exc.errno)))
+                    continue
+                try:
                     fanotify.mark_filesystem(self.fan_fd, opened.fd, WATCH_MASK)
                     fanotify.mark_filesystem(self.fan_fd, opened.fd, WATCH_MASK, remove=True)
                 except OSError as exc:
@@ -290,8 +320,13 @@ class Guard:
             return None
         try:
             fd = fanotify.open_by_handle(mount.fd, handle, _DIR_PATH)
-        except OSError:
-            return None  # gone already (ESTALE); nothing to fix
+        except OSError as exc:
+            if exc.errno not in (errno.ESTALE, errno.ENOENT) and exc.errno not in self.handle_errors_said:
+                self.handle_errors_said.add(exc.errno)  # once per kind: say it, never drop events silently
+                self.stats["errors"] += 1
+                self.log("cannot open an event's directory by its handle (open_by_handle_at: %s): events there "
+                         "are not decided; the sweeps still strip" % os.strerror(exc.errno))
+            return None  # gone already (ESTALE), or not reachable from the root's mount; nothing to fix
         seen = [key]
         found = None
         try:

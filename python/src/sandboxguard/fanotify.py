@@ -141,6 +141,25 @@ def open_by_handle(mount_fd, handle, flags):
     return fd
 
 
+def check_handle_permission():
+    """Raise OSError(EPERM) when this process may not call open_by_handle_at at all
+    (it lacks CAP_DAC_READ_SEARCH). The kernel checks that before it looks at the handle,
+    so a handle that names nothing answers the question on any filesystem: EPERM, or
+    another error (ESTALE, EINVAL...) when the permission is there."""
+    bogus = _HANDLE_HEADER.pack(8, 1) + b"\xff" * 8  # FILEID_INO32_GEN, inode 0xffffffff
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        opened = _lib().open_by_handle_at(fd, bogus, os.O_RDONLY | getattr(os, "O_PATH", 0))
+        if opened >= 0:
+            os.close(opened)
+            return
+        code = ctypes.get_errno()
+        if code == errno.EPERM:
+            raise OSError(code, "open_by_handle_at: %s" % os.strerror(code))
+    finally:
+        os.close(fd)
+
+
 def handle_of_fd(fd):
     """name_to_handle_at(fd, "", AT_EMPTY_PATH): the file handle of an open fd, in the
     byte layout events carry (struct file_handle), so the two compare equal."""
