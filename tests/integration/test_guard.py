@@ -324,6 +324,28 @@ def test_root_created_after_start_is_swept_then_guarded(tmp_path):
         running.close()
 
 
+def test_root_remounted_with_a_new_filesystem_is_marked_again_even_when_its_device_number_is_reused(tmp_path):
+    root = tmp_path / "sandboxes" / "docker"
+    root.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", os.fspath(root)], check=True)
+    running = Running([root], rescan_interval=3600)
+    try:
+        subprocess.run(["umount", "-l", os.fspath(root)], check=True)
+        running.guard.refresh_roots("rescan")  # the plain directory below: a new root
+        running.guard.wait_jobs(WAIT_S)
+        subprocess.run(["umount", "-l", os.fspath(root)], check=False)  # nothing mounted: harmless
+        running.guard.refresh_roots("rescan")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", os.fspath(root)], check=True)
+        running.guard.refresh_roots("rescan")  # the first tmpfs is freed: its device number may come back
+        assert running.guard.wait_jobs(WAIT_S), running.logs
+        path = make_file(root / "suid", 0o4755)
+        assert running.until(lambda: not privileged(path)), running.logs
+        assert [r["via"] for r in running.records if r["path"] == path] == ["event"]
+    finally:
+        running.close()
+        subprocess.run(["umount", "-l", os.fspath(root)], check=False)
+
+
 def test_dry_run_reports_and_changes_nothing(sandbox):
     running = Running([sandbox], dry_run=True)
     try:

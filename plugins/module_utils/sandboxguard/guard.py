@@ -263,20 +263,22 @@ class Guard:
         new = [root for key, root in current.items() if key not in old]
         self.roots = current
         for root in new:
-            if root.dev not in self.marked:
-                try:
-                    self._probe_handles(root.fd)
-                except OSError as exc:
-                    self.log("cannot watch %s (open_by_handle_at: %s): no real-time strip there, only sweeps"
-                             % (root.path, os.strerror(exc.errno)))
-                    continue
-                try:
-                    fanotify.mark_filesystem(self.fan_fd, root.fd, WATCH_MASK)  # through the held fd
-                except OSError as exc:
-                    self.log("cannot watch %s (fanotify_mark: %s): no real-time strip there, only sweeps"
-                             % (root.path, exc.strerror))
-                    continue
-                self.marked[root.dev] = root.path
+            # Marked through every new root, even on a filesystem marked before: adding a mark
+            # again is a no-op, and a st_dev seen before may be another filesystem now (an
+            # anonymous device number is reused once the old tmpfs is gone).
+            try:
+                self._probe_handles(root.fd)
+            except OSError as exc:
+                self.log("cannot watch %s (open_by_handle_at: %s): no real-time strip there, only sweeps"
+                         % (root.path, os.strerror(exc.errno)))
+                continue
+            try:
+                fanotify.mark_filesystem(self.fan_fd, root.fd, WATCH_MASK)  # through the held fd
+            except OSError as exc:
+                self.log("cannot watch %s (fanotify_mark: %s): no real-time strip there, only sweeps"
+                         % (root.path, exc.strerror))
+                continue
+            self.marked[root.dev] = root.path
         self.handle_cache.clear()
         if new:
             self.log("guarding %s" % ", ".join(r.path for r in new))
