@@ -64,7 +64,7 @@ ENGINE_QUERY_TIMEOUT_S = 60.0  # a forked engine query older than this is killed
 MAX_READS_PER_POLL = 16  # reads of events (256 KiB each) handled before the loop looks at anything else
 READ_BYTES = 1 << 18
 COALESCE_S = 0.002  # wait this long after the fd turns readable, so a burst is read in one go
-FALLBACK = ("the sandbox_sweep timer (sandboxguard-sweep.timer) and the events watcher "
+FALLBACK = ("the sweep timer (sandboxguard-sweep.timer) and the events watcher "
             "(sandboxguard watch) still strip, at lifecycle points and on the timer, not in real time")
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
 _DIR_READ = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
