@@ -19,7 +19,7 @@ description:
     a finding is what M(sandboxguard.boundary.terminal_home) would change. Without O(home_mode) the check
     is C(skipped) and lists the modes it read.
   - C(leaks) lists what agents left outside their sandbox (cron jobs, Hermes scripts, user units, run
-    directories), as M(sandboxguard.boundary.leaks_info).
+    directories), as M(sandboxguard.boundary.leaks_info), for the accounts that run agents (see O(leak_users)).
   - C(bwrap) probes bubblewrap as O(agent_user), as M(sandboxguard.boundary.bwrap_probe); C(skipped) without
     an agent user (the probe never runs as root).
   - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
@@ -89,7 +89,13 @@ options:
     type: bool
     default: true
   leak_users:
-    description: Accounts to audit for leaks; default root, every regular account and every table in the cron spool.
+    description:
+      - Accounts to audit for leaks. Every job line of an audited user's cron table counts as a leak, so the
+        default is only the accounts that run agents - the owners of the O(hermes_home) directories and their
+        profiles, of O(sandbox_dir) and of the C(<sandbox>/docker) directories (not of the task directories
+        below them, which a root container can chown), and O(agent_user) - never root. Name root (or an
+        operator account) here to audit it too. With no such account known the check is C(skipped), with
+        the reason. The check's C(scope) says why each account was audited.
     type: list
     elements: str
     default: []
@@ -204,14 +210,14 @@ status:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_record
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            checks=dict(type="list", elements="str", default=list(audit_report.CHECKS)),
+            checks=dict(type="list", elements="str", default=list(audit_record.CHECKS)),
             paths=dict(type="list", elements="path", default=[]),
             hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
             sandbox_dir=dict(type="path"),
@@ -239,9 +245,9 @@ def main():
     if p["budget"] < 0:
         module.fail_json(msg="budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
     checks = as_list(p["checks"])
-    unknown = [c for c in checks if c not in audit_report.CHECKS]
+    unknown = [c for c in checks if c not in audit_record.CHECKS]
     if unknown:
-        module.fail_json(msg="checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_report.CHECKS)))
+        module.fail_json(msg="checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
     record = audit.audit_host(
         checks=checks, paths=as_list(p["paths"]), hermes_homes=as_list(p["hermes_home"]),
         sandbox_dir=as_value(p["sandbox_dir"]), docker=p["docker"], docker_host=as_value(p["docker_host"]),

@@ -28,6 +28,11 @@ import tempfile
 import time
 
 LABEL = "org.sandboxguard.fleet"
+# the pid of the run that started a container: a later run removes the containers of dead runs
+PID_LABEL = "org.sandboxguard.fleet.pid"
+# An operator's own cron job in root's table on every host: not an agent's leak, so the audit
+# must not report it and remediate must leave it in place.
+ROOT_JOB = "17 3 * * * /usr/local/sbin/sg-backup-etc"
 DOCKER_IMAGES = ("sandboxguard/debian:12", "sandboxguard/debian:13")
 SSH_IMAGES = ("sandboxguard/debian-sshd:12", "sandboxguard/debian-sshd:13")
 AGENT = "agent"
@@ -53,6 +58,9 @@ chown -h {uid}:{uid} "$ws/passwd-link"
 cp /bin/true /usr/local/bin/sg-ping
 setcap cap_net_raw=ep /usr/local/bin/sg-ping
 if [ {extra} = 1 ]; then mkdir -p {extra_root}/job-{n}/out; printf 'ok\n' >{extra_root}/job-{n}/out/log.txt; fi
+mkdir -p /var/spool/cron/crontabs
+printf '%s\n' '{root_job}' >/var/spool/cron/crontabs/root
+chmod 0600 /var/spool/cron/crontabs/root
 """
 
 # The seeds' attack: what a root container leaves in a bind mount, and what a leaking eval run
@@ -100,6 +108,11 @@ try:
         out["cron_jobs"] = [l for l in handle.read().splitlines() if l.strip() and not l.startswith("#")]
 except FileNotFoundError:
     out["cron_jobs"] = []
+try:
+    with open("/var/spool/cron/crontabs/root") as handle:
+        out["root_cron_jobs"] = [l for l in handle.read().splitlines() if l.strip() and not l.startswith("#")]
+except FileNotFoundError:
+    out["root_cron_jobs"] = []
 st = os.stat("/usr/bin/passwd")
 out["/usr/bin/passwd"] = {{"mode": oct(st.st_mode & 0o7777)}}
 out["/usr/local/bin/sg-ping"] = {{"caps": os.getxattr("/usr/local/bin/sg-ping", "security.capability").hex()}}
@@ -113,6 +126,16 @@ def docker(*args, check=True, timeout=120):
         raise RuntimeError("docker %s failed (%d): %s" % (" ".join(args[:3]), proc.returncode,
                                                          proc.stderr.strip() or proc.stdout.strip()))
     return proc.stdout
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def free_port():
@@ -135,6 +158,7 @@ class Host:
 
     def fmt(self, script):
         return script.format(agent=AGENT, uid=AGENT_UID, hermes=HERMES_HOME, sandboxes=SANDBOXES, n=self.index,
+                             root_job=ROOT_JOB,
                              extra=1 if self.extra else 0, extra_root=EXTRA_ROOT)
 
     def sh(self, script):
@@ -149,7 +173,8 @@ class Fleet:
     ``seed_every``-th host seeded (index 0, 2, 4, ... with the default 2)."""
 
     def __init__(self, docker_count, ssh_count, prefix="sgfleet", seed_every=2, workdir=None):
-        self.prefix = prefix
+        # unique per run (the pid): two runs at once never share a container name
+        self.prefix = "%s%d" % (prefix, os.getpid())
         self.dir = workdir or tempfile.mkdtemp(prefix=prefix + "-")
         os.makedirs(self.dir, exist_ok=True)
         self.hosts = []
@@ -171,9 +196,16 @@ class Fleet:
         return {h.name for h in self.hosts}
 
     def remove_leftovers(self):
+        """Remove this run's containers, and those of fleet runs that died without stopping theirs."""
         ids = docker("ps", "-aq", "--filter", "label=%s=%s" % (LABEL, self.prefix)).split()
+        listing = docker("ps", "-a", "--filter", "label=" + PID_LABEL, "--format",
+                         '{{.ID}} {{.Label "%s"}}' % PID_LABEL)
+        for line in listing.splitlines():
+            cid, _, pid = line.partition(" ")
+            if pid.strip().isdigit() and not _alive(int(pid)):
+                ids.append(cid)
         if ids:
-            docker("rm", "-f", *ids, timeout=300)
+            docker("rm", "-f", *sorted(set(ids)), timeout=300)
 
     def _ssh_config(self, host):
         conf = os.path.join(self.dir, host.name)
@@ -203,7 +235,8 @@ class Fleet:
         return conf, "[127.0.0.1]:%d %s %s\n" % (host.port, algo, blob)
 
     def _start(self, host):
-        common = ["run", "-d", "--name", host.name, "--hostname", host.name, "--label", "%s=%s" % (LABEL, self.prefix)]
+        common = ["run", "-d", "--name", host.name, "--hostname", host.name, "--label", "%s=%s" % (LABEL, self.prefix),
+                  "--label", "%s=%d" % (PID_LABEL, os.getpid())]
         if host.kind == "docker":
             docker(*common, "--network", "none", host.image)
         else:

@@ -16,7 +16,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
-from fleet_fixtures import AGENT, AGENT_UID, EXTRA_ROOT, HERMES_HOME, SANDBOXES, Fleet
+from fleet_fixtures import AGENT, AGENT_UID, EXTRA_ROOT, HERMES_HOME, ROOT_JOB, SANDBOXES, Fleet
 
 pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
 
@@ -206,6 +206,17 @@ def test_fleet_audit_names_the_seeded_files_and_nothing_else(fleet, first_audit)
         assert checks["leaks"]["status"] == ("findings" if host.seeded else "clean"), host.name
 
 
+def test_fleet_audit_leaves_root_s_own_cron_job_out(fleet, first_audit):
+    """Every host has an operator's job in root's table: not an agent's leak. By default the
+    leak check audits only the agents' accounts (here the Hermes home's owner), never root."""
+    _, _, report_dir = first_audit
+    data = report(report_dir)
+    for host in fleet.hosts:
+        leaks = data["hosts"][host.name]["checks"]["leaks"]
+        assert leaks["users"] == [AGENT], host.name
+        assert not [f for f in leaks["findings"] if f.get("user") == "root" or f["path"].endswith("/root")], host.name
+
+
 def test_fleet_audit_writes_json_junit_and_html_reports(fleet, first_audit):
     _, _, report_dir = first_audit
     suites = ET.parse(os.path.join(report_dir, "boundary-audit.xml")).getroot()  # noqa: S314 - our own report
@@ -269,6 +280,13 @@ def test_fleet_remediate_strips_the_seeded_files(fleet, remediated):
         assert state["/usr/local/bin/sg-ping"]["caps"], host.name
     changed = {h for h, s in out["stats"].items() if s["changed"]}
     assert changed >= fleet.seeded
+
+
+def test_fleet_remediate_keeps_root_s_own_cron_job(fleet, remediated):
+    _, (rc, _), _, after = remediated
+    assert rc == 0
+    for host in fleet.hosts:
+        assert after[host.name]["root_cron_jobs"] == [ROOT_JOB], host.name
 
 
 def test_fleet_second_remediate_is_all_ok(remediated):

@@ -222,3 +222,120 @@ def test_bwrap_probe_errors_make_an_error_and_its_findings_become_the_checks_fin
     monkeypatch.setattr(bwrap, "probe", lambda *_a, **_k: failed_probe(finding))
     result = audit.check_bwrap("agent")
     assert result["status"] == "findings" and result["findings"] == [finding]
+
+
+def _owned_home(tmp_path, uid):
+    home = tmp_path / ("hermes-%d" % uid)
+    (home / "sandboxes" / "docker" / "t1").mkdir(parents=True)
+    for path in (home, home / "sandboxes", home / "sandboxes" / "docker"):
+        os.chown(path, uid, uid)
+    return home
+
+
+def _two_tables(tmp_path, agent):
+    """A spool with root's own job and the agent's leaked one."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (spool / "root").write_text("17 3 * * * /usr/local/sbin/backup-etc\n")
+    (spool / agent).write_text("*/5 * * * * /home/%s/.hermes/scripts/keepalive.sh\n" % agent)
+    (tmp_path / "tmp").mkdir()
+    return spool
+
+
+@pytest.mark.root
+def test_leak_default_audits_the_hermes_home_owner_and_never_root(tmp_path):
+    """Root's own cron job is not an agent's leak: by default only the accounts that run
+    agents are audited (here the owner of the Hermes home), so only the agent's job is found."""
+    import pwd
+
+    from sandboxguard import leaks
+
+    regular = [a for a in leaks.local_accounts() if a[1] != 0]
+    if not regular:  # a bare CI machine: make a regular account to own the Hermes home
+        subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", "sgleakagent"], check=True)
+        regular = [a for a in leaks.local_accounts() if a[0] == "sgleakagent"]
+    agent, uid = regular[0][0], regular[0][1]
+    assert pwd.getpwuid(uid).pw_name == agent
+    home = _owned_home(tmp_path, uid)
+    spool = _two_tables(tmp_path, agent)
+    result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool), hermes_homes=[str(home)])
+    assert result["status"] == "findings"
+    assert [f["path"] for f in result["findings"]] == [str(spool / agent)]
+    assert result["users"] == [agent]
+    assert "owner of the Hermes home %s" % home in result["scope"][agent]
+
+
+@pytest.mark.root
+def test_leak_default_never_takes_root_from_a_root_owned_home_and_says_so(tmp_path):
+    home = _owned_home(tmp_path, 0)
+    spool = _two_tables(tmp_path, "nobody")
+    result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool), hermes_homes=[str(home)])
+    assert result["status"] == "skipped" and result["findings"] == []
+    assert "owned by root" in result["reason"] and "leak users" in result["reason"]
+
+
+def test_leak_default_without_any_agent_account_is_skipped_with_the_fix(tmp_path):
+    spool = _two_tables(tmp_path, "nobody")
+    result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
+    assert result["status"] == "skipped"
+    assert "no agent account known" in result["reason"] and "leak users" in result["reason"]
+
+
+def test_leak_users_naming_root_audits_root(tmp_path):
+    spool = _two_tables(tmp_path, "nobody")
+    result = audit.check_leaks(users=["root"], tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
+    assert [f["path"] for f in result["findings"]] == [str(spool / "root")]
+    assert result["scope"] == {"root": ["named in the leak users"]}
+
+
+def test_leak_default_takes_the_agent_user_and_not_a_task_directory_owner(tmp_path):
+    """The agent user is in scope; a task directory's owner is not (a root container can chown its bind mount)."""
+    home = tmp_path / "hermes"
+    task = home / "sandboxes" / "docker" / "t1"
+    task.mkdir(parents=True)
+    names, sources = audit.agent_accounts([str(home)], None, "sgagent-x")
+    assert "sgagent-x" in names and sources["sgagent-x"] == ["the agent user"]
+    assert not any(str(task) in why for whys in sources.values() for why in whys)
+
+
+def test_leak_default_passes_over_a_symlinked_hermes_home(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    names, sources = audit.agent_accounts([str(link)], None, None)
+    # the target (owned by whoever runs the test) would be in sources had the link been followed
+    assert (names, sources) == ([], {})
+
+
+def test_bwrap_without_an_agent_user_never_imports_the_probe(monkeypatch):
+    """The skip comes before the probe's import: its code is not compiled on a host with no agent user."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "sandboxguard.bwrap", raising=False)
+    result = audit.check_bwrap(None)
+    assert result["status"] == "skipped"
+    assert "sandboxguard.bwrap" not in sys.modules
+
+
+def test_no_engine_socket_answers_without_importing_the_docker_sdk(monkeypatch):
+    import sys
+
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(audit, "DEFAULT_ENGINE_SOCKET", "/nonexistent/sg-docker.sock")
+    monkeypatch.delitem(sys.modules, "sandboxguard.docker_engine", raising=False)
+    auto = audit.engine_targets("auto")
+    assert (auto["answered"], auto["error"]) == (False, False) and "/nonexistent/sg-docker.sock" in auto["reason"]
+    assert "sandboxguard.docker_engine" not in sys.modules
+    assert audit.engine_targets("always")["error"] is True
+
+
+def test_the_audit_module_side_imports_no_report_writer():
+    """audit (what runs on every host) imports the small audit_record, not audit_report's
+    JSON/JUnit/HTML writers (AnsiballZ ships and compiles every module it imports)."""
+    import ast
+
+    tree = ast.parse(open(audit.__file__).read())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert "audit_report" not in imported and "audit_record" in imported

@@ -34,14 +34,23 @@ import re
 import xml.etree.ElementTree as ET
 
 from . import atomicfile
+# the host side (what the audit module imports on each host); re-exported here
+from .audit_record import (  # noqa: F401  pylint: disable=unused-import
+    CHECK_STATUSES,
+    CHECKS,
+    CLEAN,
+    ERROR,
+    FINDINGS,
+    HOST_STATUSES,
+    SKIPPED,
+    UNREACHABLE,
+    host_record,
+    host_status,
+)
 
 SCHEMA_VERSION = 1
-CHECKS = ("privileged_files", "home_mode", "leaks", "bwrap")
 CHECK_TITLES = {"privileged_files": "Privileged files", "home_mode": "TERMINAL_HOME_MODE",
                 "leaks": "Leaks outside the sandbox", "bwrap": "Bubblewrap"}
-FINDINGS, CLEAN, ERROR, SKIPPED, UNREACHABLE = "findings", "clean", "error", "skipped", "unreachable"
-CHECK_STATUSES = (FINDINGS, CLEAN, ERROR, SKIPPED)
-HOST_STATUSES = (UNREACHABLE, FINDINGS, ERROR, CLEAN)
 _RANK = {status: rank for rank, status in enumerate(HOST_STATUSES)}
 JSON_NAME, JUNIT_NAME, HTML_NAME = "boundary-audit.json", "boundary-audit.xml", "boundary-audit.html"
 HOSTS_DIR = "hosts"
@@ -56,31 +65,6 @@ class ReportError(ValueError):
 
 def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def host_status(checks):
-    """The host's status from its checks' statuses."""
-    statuses = [c.get("status") for c in checks.values()]
-    if FINDINGS in statuses:
-        return FINDINGS
-    if ERROR in statuses:
-        return ERROR
-    return CLEAN
-
-
-def host_record(checks, **extra):
-    """One host's record: every check of CHECKS (missing ones ``error``), and its status."""
-    full = {}
-    for name in CHECKS:
-        check = checks.get(name)
-        if not isinstance(check, dict) or check.get("status") not in CHECK_STATUSES:
-            check = {"status": ERROR, "findings": [], "reason": "the check returned no result", "errors": []}
-        check.setdefault("findings", [])
-        check.setdefault("reason", None)
-        full[name] = check
-    record = {"status": host_status(full), "checks": full}
-    record.update(extra)
-    return record
 
 
 def unreachable_record(reason=None):

@@ -20,12 +20,14 @@ error that hides the rest. Nothing here changes the host.
 import os
 import time
 
-from . import audit_report, sandboxes
+from . import audit_record as audit_report
 from . import report as envelope
+from . import sandboxes
 from . import strip as stripmod
 
 DOCKER_MODES = ("auto", "always", "never")
 DEFAULT_ENGINE_TIMEOUT_S = 10
+DEFAULT_ENGINE_SOCKET = "/var/run/docker.sock"
 MAX_LISTED_FINDINGS = 200
 
 
@@ -71,14 +73,21 @@ def engine_targets(docker="auto", docker_host=None, hermes_homes=(), sandbox_dir
     Returns dict: answered (bool), reason (why not, or None), targets (realpaths), error
     (True when *docker* is ``always`` and the engine did not answer).
     """
-    from . import docker_engine, sweep  # noqa: PLC0415 - the engine is optional
-
     if docker == "never":
         return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False}
+    if not (docker_host or os.environ.get("DOCKER_HOST")) and not os.path.exists(DEFAULT_ENGINE_SOCKET):
+        # no engine to ask: answer before importing the Docker SDK (its import alone is a
+        # noticeable part of a module run, on every host of a fleet)
+        return {"answered": False, "reason": "no Docker engine: %s does not exist and DOCKER_HOST is unset"
+                % DEFAULT_ENGINE_SOCKET, "targets": [], "error": docker == "always"}
+    from . import docker_engine  # noqa: PLC0415 - the engine is optional
+
     try:
         client = docker_engine.connect(docker_host or None, timeout=timeout)
     except docker_engine.EngineError as exc:
         return {"answered": False, "reason": str(exc), "targets": [], "error": docker == "always"}
+    from . import sweep  # noqa: PLC0415 - compiled on the host only when an engine answers
+
     try:
         info = sweep.mounts_info(client, list(hermes_homes), sandbox_dir, list(extra_roots))
     except Exception as exc:  # the engine's own errors
@@ -241,11 +250,81 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
 
 # --- leaks --------------------------------------------------------------------------------
 
-def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None):
-    """What agents left outside their sandbox (leaks.audit; reads only)."""
+def _owner_name(uid):
+    import pwd  # noqa: PLC0415 - POSIX only
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return None
+
+
+def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
+    """The accounts that run agents on this host, for the leak check's default scope.
+
+    The owners of the Hermes homes and of their profiles, of TERMINAL_SANDBOX_DIR and of
+    the ``<sandbox>/docker`` directories Hermes creates (never of the task directories
+    below them: a root container can chown its own bind mount), and the agent user.
+    Root is never one of them (an operator's or root's own cron jobs are not an agent's
+    leaks): name it in the leak users to audit it. A path that is a symbolic link or is
+    missing is passed over. Returns (names, sources): sorted names, and
+    {name: [why it is in scope]}; *sources* also lists root under ``"root"`` when a path
+    owned by root was passed over, so the check can say so.
+    """
+    paths = []
+    for home in hermes_homes:
+        paths.append((home, "owner of the Hermes home %s" % home))
+        for name in _profile_names(home):
+            profile = os.path.join(home, "profiles", name)
+            paths.append((profile, "owner of the profile %s" % profile))
+    if sandbox_dir:
+        paths.append((sandbox_dir, "owner of TERMINAL_SANDBOX_DIR %s" % sandbox_dir))
+    for root in sandboxes.derive_sandbox_roots(hermes_homes, sandbox_dir or None, (), {
+            home: _profile_names(home) for home in hermes_homes}):
+        paths.append((root["path"], "owner of the sandbox directory %s" % root["path"]))
+    sources = {}
+    for path, why in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not os.path.isabs(path) or (info.st_mode & 0o170000) == 0o120000:  # relative, or a symlink
+            continue
+        name = "root" if info.st_uid == 0 else _owner_name(info.st_uid)
+        if name:
+            sources.setdefault(name, []).append(why)
+    if agent_user and str(agent_user) != "root":
+        sources.setdefault(str(agent_user), []).append("the agent user")
+    names = sorted(n for n in sources if n != "root")
+    return names, sources
+
+
+def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None, hermes_homes=(),
+                sandbox_dir=None, agent_user=None):
+    """What agents left outside their sandbox (leaks.audit; reads only).
+
+    *users* names the accounts to audit; by default the accounts that run agents
+    (agent_accounts: the Hermes homes' and sandboxes' owners, the agent user; never
+    root). With none of those known the check is ``skipped`` with the reason: every job
+    of an audited user's table counts as a leak, so guessing the accounts would report
+    (and remediate would quarantine) an operator's own cron jobs.
+    """
     from . import leaks  # noqa: PLC0415
 
-    kwargs = {"users": list(users) or None, "min_age": int(min_age)}
+    scope = {}
+    if users:
+        chosen = list(users)
+        scope = {name: ["named in the leak users"] for name in chosen}
+    else:
+        chosen, sources = agent_accounts(hermes_homes, sandbox_dir, agent_user)
+        scope = {name: sources[name] for name in chosen}
+        if not chosen:
+            note = (" (the paths given are owned by root, and root's cron jobs are audited only when named)"
+                    if "root" in sources else "")
+            return _result(audit_report.SKIPPED, users=[], scope={}, reason=(
+                "no agent account known: give the Hermes homes, the sandbox directory or the agent user, "
+                "or name the accounts in the leak users%s" % note))
+    kwargs = {"users": chosen, "min_age": int(min_age)}
     if tmp_patterns:
         kwargs["tmp_patterns"] = tuple(tmp_patterns)
     if tmp_dir:
@@ -257,18 +336,23 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     missing = {kwargs.get("tmp_dir", leaks.TMP_DIR), kwargs.get("spool_dir", leaks.SPOOL_DIR)}
     absent = [e["path"] for e in report["errors"] if e["path"] in missing and not os.path.lexists(e["path"])]
     errors = [_error("read", e["path"], e["error"]) for e in report["errors"] if e["path"] not in absent]
+    warnings = []
+    unknown = sorted(set(chosen) - set(report["users"]))
+    if unknown:
+        warnings.append("no such account on this host (not audited for leaks): %s" % ", ".join(unknown))
     return _verdict(report["findings"], errors, not errors, counts=report["counts"], users=report["users"],
-                    absent=absent)
+                    absent=absent, scope=scope, warnings=warnings)
 
 
 # --- bwrap --------------------------------------------------------------------------------
 
 def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
     """bubblewrap probed as the agent user (bwrap.probe); skipped without an agent user."""
+    if not agent_user:
+        # before the import: without an agent user the probe's code is never compiled on the host
+        return _result(audit_report.SKIPPED, reason="no agent user given: the probe never runs as root")
     from . import bwrap  # noqa: PLC0415
 
-    if not agent_user:
-        return _result(audit_report.SKIPPED, reason="no agent user given: the probe never runs as root")
     kwargs = {"min_version": min_version or bwrap.DEFAULT_MIN_VERSION, "checks": list(checks or ()) or None}
     if timeout:
         kwargs["timeout"] = timeout
@@ -306,7 +390,8 @@ def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_di
         "privileged_files": lambda: check_privileged_files(paths, hermes_homes, sandbox_dir, docker, docker_host,
                                                            budget, max_listed),
         "home_mode": lambda: check_home_mode(hermes_homes, home_mode, home_where, profiles, create_profile_home),
-        "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir),
+        "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir,
+                                     hermes_homes, sandbox_dir, agent_user),
         "bwrap": lambda: check_bwrap(agent_user, bwrap_min_version, bwrap_checks or (), bwrap_timeout),
     }
     started = time.monotonic()
