@@ -253,3 +253,148 @@ def test_remediate_in_check_mode_says_what_would_change_and_changes_nothing(flee
     assert "beacon" in (fleet["tmp"] / "dirty" / "spool" / "root").read_text()
     assert (fleet["homes"]["clean"] / "config.yaml").read_text() == config
     assert not (fleet["tmp"] / "quarantine").exists()
+
+
+# Every variable each playbook reads from a survey (the playbook header lists them): AWX sends
+# "" for a blank optional field, so each must mean unset.
+SURVEY_VARS = {
+    "audit": ("sandboxguard_hosts", "sandboxguard_paths", "sandboxguard_hermes_homes", "sandboxguard_sandbox_dir",
+              "sandboxguard_docker", "sandboxguard_home_mode", "sandboxguard_agent_user", "sandboxguard_leak_users",
+              "sandboxguard_leak_min_age", "sandboxguard_leak_tmp_dir", "sandboxguard_leak_spool_dir",
+              "sandboxguard_budget", "sandboxguard_report_dir", "sandboxguard_fail_on_findings"),
+    "remediate": ("sandboxguard_hosts", "sandboxguard_paths", "sandboxguard_hermes_homes", "sandboxguard_sandbox_dir",
+                  "sandboxguard_docker", "sandboxguard_owner", "sandboxguard_group", "sandboxguard_budget",
+                  "sandboxguard_home_mode", "sandboxguard_agent_user", "sandboxguard_leak_users",
+                  "sandboxguard_leak_min_age", "sandboxguard_leak_tmp_dir", "sandboxguard_leak_spool_dir",
+                  "sandboxguard_quarantine_dir"),
+    "site": ("sandboxguard_hosts", "sandboxguard_hermes_homes", "sandboxguard_sandbox_dir", "sandboxguard_agent_user"),
+}
+
+
+def test_survey_variables_are_every_variable_the_playbooks_read():
+    import re
+
+    for name, names in SURVEY_VARS.items():
+        with open(os.path.join(TOP, "playbooks", name + ".yml")) as f:
+            read = set(re.findall(r"\b(sandboxguard_[a-z_]+) \| default", f.read()))
+        assert read == set(names), name
+
+
+def test_audit_with_every_survey_variable_blank_audits_with_the_defaults(fleet):
+    """Every field blank: no paths or homes to look under (skipped, with the reason), the leak
+    check with no agent account (skipped, never root's table), the reports in the default
+    directory (relative to the run's directory), the gate on: a clean run exits 0."""
+    rc, out = playbook(fleet, "audit", dict.fromkeys(SURVEY_VARS["audit"], ""), limit="dirty")
+    assert rc == 0, out["stats"]
+    report = load(fleet["tmp"] / "boundary-audit" / "boundary-audit.json")
+    checks = report["hosts"]["dirty"]["checks"]
+    assert {name: c["status"] for name, c in checks.items()} == dict.fromkeys(checks, "skipped")
+    assert all(c["reason"] for c in checks.values())
+    assert "no agent account known" in checks["leaks"]["reason"]
+
+
+def test_audit_reads_comma_separated_homes_and_leak_users(fleet):
+    homes = "%s, %s" % (fleet["homes"]["dirty"], fleet["homes"]["clean"])
+    rc, _out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_hermes_homes=homes,
+                                                   sandboxguard_leak_users="root, sg-no-such-user",
+                                                   sandboxguard_fail_on_findings="false"), limit="clean")
+    assert rc == 0
+    checks = load(fleet["reports"] / "boundary-audit.json")["hosts"]["clean"]["checks"]
+    assert {h["hermes_home"] for h in checks["home_mode"]["homes"]} >= {
+        str(fleet["homes"]["dirty"]), str(fleet["homes"]["clean"])}
+    assert {os.path.basename(f["path"]) for f in checks["privileged_files"]["findings"]} == {"rootshell", "ping"}
+    assert checks["leaks"]["users"] == ["root"]
+    assert set(checks["leaks"]["scope"]) == {"root", "sg-no-such-user"}
+
+
+def test_remediate_with_every_survey_variable_blank_changes_nothing(fleet):
+    shell = fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell"
+    spool = (fleet["tmp"] / "dirty" / "spool" / "root").read_text()
+    rc, out = playbook(fleet, "remediate", dict.fromkeys(SURVEY_VARS["remediate"], ""), limit="dirty")
+    assert rc == 0, out["stats"]
+    assert out["stats"]["dirty"]["changed"] == 0
+    assert shell.stat().st_mode & 0o4000, "no scope given: nothing is stripped"
+    assert (fleet["tmp"] / "dirty" / "spool" / "root").read_text() == spool
+
+
+def test_site_with_every_survey_variable_blank_installs_nothing(fleet):
+    config = (fleet["homes"]["clean"] / "config.yaml").read_text()
+    rc, out = playbook(fleet, "site", dict.fromkeys(SURVEY_VARS["site"], ""), limit="clean")
+    assert rc == 0, out["stats"]
+    assert out["stats"]["clean"]["changed"] == 0
+    assert (fleet["homes"]["clean"] / "config.yaml").read_text() == config
+
+
+def test_every_playbook_has_the_tag_of_every_capability(fleet):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"))
+    for name in SURVEY_VARS:
+        proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+                               str(fleet["inventory"]), "sandboxguard.boundary." + name, "--list-tags"],
+                              capture_output=True, text=True, env=env, check=False, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        tags = set()
+        for line in proc.stdout.splitlines():
+            if "TAGS: [" in line:
+                tags |= {t.strip() for t in line.split("TAGS: [", 1)[1].rstrip("]").split(",") if t.strip()}
+        assert tags >= {"privileged", "home", "leaks", "bwrap"}, (name, tags)
+
+
+def test_remediate_tag_home_leaves_the_privileged_files_alone(fleet):
+    shell = fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell"
+    rc, out = playbook(fleet, "remediate", {"sandboxguard_home_mode": "profile"}, "--tags", "home", limit="dirty")
+    assert rc == 0, out["stats"]
+    assert "home_mode: profile" in (fleet["homes"]["dirty"] / "config.yaml").read_text()
+    assert shell.stat().st_mode & 0o4000
+    assert "beacon" in (fleet["tmp"] / "dirty" / "spool" / "root").read_text()
+
+
+# Importing a top-level sandboxguard package (the pip-installed library or CLI) on the
+# controller fails under this sitecustomize: the controller side must use the collection's
+# module_utils only (an AWX execution environment or a CI venv has ansible-core and the
+# collection, nothing else).
+BLOCKER = '''
+import sys
+class _Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("sandboxguard", "sandboxguard_cli"):
+            raise ImportError("controller imported the pip-installed %s (use the collection's module_utils)" % name)
+sys.meta_path.insert(0, _Blocker())
+'''
+
+
+@pytest.mark.controller
+def test_controller_side_needs_no_pip_installed_sandboxguard(fleet, tmp_path_factory, monkeypatch):
+    site = tmp_path_factory.mktemp("blocker")
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    probe = subprocess.run([sys.executable, "-c", "import sandboxguard"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(site)), check=False)
+    assert probe.returncode != 0 and "controller imported" in probe.stderr, "the blocker must work"
+    monkeypatch.setenv("PYTHONPATH", str(site))  # ansible-playbook, its workers and the modules
+    rc, _out = playbook(fleet, "audit", audit_vars(fleet), limit="dirty,gone")
+    assert rc != 0  # the gate: findings
+    report = load(fleet["reports"] / "boundary-audit.json")  # the action plugin and the filters ran
+    assert report["hosts"]["dirty"]["status"] == "findings" and report["hosts"]["gone"]["status"] == "unreachable"
+    assert set(os.listdir(fleet["reports"])) >= {"boundary-audit.json", "boundary-audit.xml", "boundary-audit.html"}
+
+
+def test_no_controller_plugin_imports_a_top_level_sandboxguard():
+    import re
+
+    bad = []
+    for sub in ("action", "filter", "modules", "module_utils"):
+        for root, _dirs, files in os.walk(os.path.join(TOP, "plugins", sub)):
+            for name in files:
+                if name.endswith(".py"):
+                    text = open(os.path.join(root, name)).read()
+                    if re.search(r"^\s*(from|import) sandboxguard(_cli)?\b", text, re.M):
+                        bad.append(os.path.join(root, name))
+    assert bad == []
+
+
+def test_playbooks_and_their_roles_leave_the_become_method_to_the_inventory():
+    for base in ("playbooks", "roles"):
+        for root, _dirs, files in os.walk(os.path.join(TOP, base)):
+            for name in files:
+                if name.endswith((".yml", ".yaml")):
+                    with open(os.path.join(root, name)) as f:
+                        assert "become_method" not in f.read(), os.path.join(root, name)
