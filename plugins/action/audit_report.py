@@ -74,7 +74,14 @@ class ActionModule(ActionBase):
         hosts = args["hosts"] or list(task_vars.get("ansible_play_hosts_all") or [])
         hostvars = task_vars.get("hostvars") or {}
         results = {}
+        this_host = task_vars.get("inventory_hostname")
         for name in hosts:
+            if name == this_host:
+                # this host's own variables (the implicit localhost of a run without an
+                # inventory is in no hostvars: it was reported unreachable)
+                value = task_vars.get(args["result_var"])
+                results[name] = plain(value) if isinstance(value, dict) else None
+                continue
             try:
                 host = hostvars[name]
             except KeyError:

@@ -398,3 +398,27 @@ def test_playbooks_and_their_roles_leave_the_become_method_to_the_inventory():
                 if name.endswith((".yml", ".yaml")):
                     with open(os.path.join(root, name)) as f:
                         assert "become_method" not in f.read(), os.path.join(root, name)
+
+
+def test_audit_without_an_inventory_reports_the_implicit_localhost(tmp_path):
+    """`ansible-playbook sandboxguard.boundary.audit` with no inventory audits the implicit
+    localhost, which is in no hostvars: its record comes from its own variables, it is not
+    reported unreachable."""
+    ws = tmp_path / "sandboxes" / "docker" / "t1"
+    ws.mkdir(parents=True)
+    shell = ws / "rootshell"
+    shell.write_bytes(b"\x7fELF")
+    os.chmod(shell, 0o4755)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    env.pop("ANSIBLE_INVENTORY", None)
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+                           "sandboxguard.boundary.audit", "-e", json.dumps({
+                               "sandboxguard_hosts": "localhost", "sandboxguard_paths": str(tmp_path / "sandboxes"),
+                               "sandboxguard_docker": "never",
+                               "sandboxguard_report_dir": str(tmp_path / "reports")})],
+                          capture_output=True, text=True, env=env, check=False, timeout=300, cwd=str(tmp_path))
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    report = load(tmp_path / "reports" / "boundary-audit.json")
+    assert report["hosts"]["localhost"]["status"] == "findings", report["hosts"]["localhost"].get("reason")
+    assert [f["path"] for f in report["hosts"]["localhost"]["checks"]["privileged_files"]["findings"]] == [str(shell)]
