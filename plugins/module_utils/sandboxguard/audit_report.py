@@ -34,8 +34,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from . import atomicfile
-# the host side (what the audit module imports on each host); re-exported here
-from .audit_record import (  # noqa: F401  pylint: disable=unused-import
+from .audit_record import (  # noqa: F401  pylint: disable=unused-import - the host side, re-exported here
     CHECK_STATUSES,
     CHECKS,
     CLEAN,
