@@ -33,7 +33,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from . import atomicfile
-from .audit_record import (  # noqa: F401  pylint: disable=unused-import - the host side, re-exported here
+from .audit_record import (  # noqa: F401  # pylint: disable=unused-import
     CHECK_STATUSES,
     CHECKS,
     CLEAN,
@@ -44,7 +44,7 @@ from .audit_record import (  # noqa: F401  pylint: disable=unused-import - the h
     UNREACHABLE,
     host_record,
     host_status,
-)
+)  # the host side of the report (what the audit module imports), re-exported here
 
 SCHEMA_VERSION = 1
 CHECK_TITLES = {"privileged_files": "Privileged files", "home_mode": "TERMINAL_HOME_MODE",
