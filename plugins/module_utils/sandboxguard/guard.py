@@ -188,11 +188,7 @@ class Guard:
             fanotify.mark_filesystem(self.fan_fd, "/", WATCH_MASK)
             fanotify.mark_filesystem(self.fan_fd, "/", WATCH_MASK, remove=True)
         except OSError as exc:
-            if exc.errno == errno.EPERM:
-                os.close(self.fan_fd)
-                self.fan_fd = None
-                raise fanotify.FanotifyUnavailable(exc.errno, "fanotify filesystem marks need root "
-                                                              "(CAP_SYS_ADMIN)") from None
+            self._refuse_on_eperm(exc, "fanotify filesystem marks need root (CAP_SYS_ADMIN)")
         # Every event names its directory by a file handle, and open_by_handle_at needs
         # CAP_DAC_READ_SEARCH: without it every event would be dropped as "gone" and only the
         # start sweep would ever strip. Docker's default capabilities lack it (a guard in a
@@ -200,14 +196,19 @@ class Guard:
         try:
             fanotify.check_handle_permission()
         except OSError as exc:
-            if exc.errno == errno.EPERM:
-                os.close(self.fan_fd)
-                self.fan_fd = None
-                raise fanotify.FanotifyUnavailable(exc.errno, "open_by_handle_at needs CAP_DAC_READ_SEARCH (events "
-                                                              "name their directory by a file handle)") from None
+            self._refuse_on_eperm(exc, "open_by_handle_at needs CAP_DAC_READ_SEARCH (events name their directory "
+                                       "by a file handle)")
         self.options = stripmod.StripOptions(actions=self.actions, dry_run=self.dry_run,
                                              setuid=bool(self.setid_mask & stat.S_ISUID),
                                              setgid=bool(self.setid_mask & stat.S_ISGID))
+
+    def _refuse_on_eperm(self, exc, text):
+        """EPERM from a start-up check: close the fanotify fd and refuse to start, naming what is
+        missing; any other error is left to the per-root checks."""
+        if exc.errno == errno.EPERM:
+            os.close(self.fan_fd)
+            self.fan_fd = None
+            raise fanotify.FanotifyUnavailable(exc.errno, text) from None
 
     @staticmethod
     def _probe_handles(fd):
