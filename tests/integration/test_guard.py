@@ -244,6 +244,31 @@ def test_root_whose_path_is_swapped_for_a_symlink_after_start_is_swept_from_the_
         running.close()
 
 
+def test_a_refused_root_is_logged_once_not_at_every_rescan_and_again_when_the_reason_changes(sandbox, tmp_path):
+    link = tmp_path / "linked"
+    os.symlink(sandbox, link)
+    running = Running([sandbox, link], rescan_interval=3600)
+    try:
+        def refusals():
+            return [line for line in running.logs if line.startswith("refused root ") and os.fspath(link) in line]
+
+        assert len(refusals()) == 1 and "is a symlink" in refusals()[0]
+        for _rescan in range(3):
+            running.guard.refresh_roots("rescan")
+        assert len(refusals()) == 1, running.logs  # the same reason: said once
+        os.unlink(link)
+        link.mkdir()  # now a real directory: guarded, and nothing refused
+        running.guard.refresh_roots("rescan")
+        assert len(refusals()) == 1 and any(line.startswith("guarding ") and os.fspath(link) in line
+                                            for line in running.logs)
+        link.rmdir()
+        os.symlink(sandbox, link)  # a symlink again: refused again, and said again
+        running.guard.refresh_roots("rescan")
+        assert len(refusals()) == 2 and "is a symlink" in refusals()[1], running.logs
+    finally:
+        running.close()
+
+
 def test_tree_moved_in_and_swapped_for_a_symlink_before_its_walk_is_walked_from_the_held_fd(guard, sandbox, outside,
                                                                                            monkeypatch):
     decoy = outside / "decoy"

@@ -539,3 +539,27 @@ def test_two_walkers_honour_the_budget(wide_tree):
     tree = wide_tree[0]
     report = strip.scan([str(tree)], workers=2, budget=0.001)
     assert report["complete"] is False
+
+
+# -- a filesystem without extended attributes --------------------------------------------
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_without_xattr_support_every_setuid_file_is_still_found_the_first_one_included(tmp_path, monkeypatch,
+                                                                                    workers):
+    """listxattr failing with ENOTSUP (a filesystem without xattrs) turns the caps check
+    off for the rest of the walk; the file it failed on still gets its setid check."""
+    import errno
+    root = tmp_path / "noxattr"
+    root.mkdir()
+    suid = [make_file(root / ("f%02d" % index), 0o4755) for index in range(3)]
+    real = os.listxattr
+
+    def unsupported(path, *args, **kwargs):
+        if os.path.basename(os.fspath(path)).startswith("f"):
+            raise OSError(errno.ENOTSUP, "Operation not supported")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "listxattr", unsupported)
+    report = strip.scan([str(root)], workers=workers, budget=0)
+    assert sorted(entry["path"] for entry in report["files"]) == sorted(str(p) for p in suid)
+    assert report["counts"]["setid"] == 3 and report["errors"] == []

@@ -63,9 +63,9 @@ def _limit_fds(limit=64):
 
 WALK = r"""
 import json, sys
-from sandboxguard import prefetch, strip
+from sandboxguard import handoff, strip
 if sys.argv[4] == "cold":
-    prefetch.COLD_READ_BYTES = 0  # the prefetch threads run beside the walkers, as on a cold disk
+    handoff.COLD_READ_BYTES = 0  # as on a cold disk: eight walkers handing directories to each other
 fork = {"1": False, "2": True}[sys.argv[2]]
 workers = int(sys.argv[3])
 report = strip.run([sys.argv[1]], actions=("setid",), dry_run=True, budget=0, fork=fork, workers=workers,
@@ -77,7 +77,7 @@ print(json.dumps({"counts": report["counts"], "errors": report["errors"][:3], "c
 @pytest.mark.parametrize("mode, workers, cache",
                          [("1", 1, "warm"), ("2", 1, "warm"), ("2", 2, "warm"), ("2", 2, "cold")],
                          ids=["in-process", "forked-one-walker", "forked-two-walkers",
-                              "forked-two-walkers-prefetching"])
+                              "forked-cold-eight-walkers"])
 def test_two_dirs_per_level_1800_deep_is_fully_walked_under_ulimit_n_64(deep_tree, mode, workers, cache):
     proc = subprocess.run([sys.executable, "-c", WALK, str(deep_tree), mode, str(workers), cache], capture_output=True,
                           text=True, env=ENV, timeout=600, check=False, preexec_fn=_limit_fds(64))

@@ -89,16 +89,16 @@ def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-# The CLI with its cold-cache prefetch threads running beside the walkers (prefetch.py), as
-# on a cold disk: every walk counts as cold.
-PREFETCHING_CLI = ("import runpy; from sandboxguard import prefetch; prefetch.COLD_READ_BYTES = 0; "
-                   "runpy.run_module('sandboxguard_cli', run_name='__main__')")
+# The CLI as on a cold disk (every walk counts as cold): it forks handoff.COLD_WALKERS
+# walkers, which hand directories to each other through its broker (handoff.py).
+COLD_CLI = ("import runpy; from sandboxguard import handoff; handoff.COLD_READ_BYTES = 0; "
+            "runpy.run_module('sandboxguard_cli', run_name='__main__')")
 
 
-@pytest.mark.parametrize("cache", ["warm", "cold"], ids=["warm", "cold-prefetching"])
+@pytest.mark.parametrize("cache", ["warm", "cold"], ids=["warm", "cold-eight-walkers"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_signal_to_the_cli_stops_its_forked_walkers_and_nothing_changes_after_it_exits(many_setuid, signum, cache):
-    cli = ["-m", "sandboxguard_cli"] if cache == "warm" else ["-c", PREFETCHING_CLI]
+    cli = ["-m", "sandboxguard_cli"] if cache == "warm" else ["-c", COLD_CLI]
     proc = subprocess.Popen([sys.executable, *cli, "strip", "--budget", "0", str(many_setuid)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
                             start_new_session=True, preexec_fn=_default_sigint)  # noqa: PLW1509  pylint: disable=subprocess-popen-preexec-fn

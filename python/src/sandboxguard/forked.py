@@ -20,7 +20,6 @@ import time
 WORKER_GRACE_S = 5.0
 # How long a stopped walker has to stop its own walkers before it is SIGKILLed.
 WORKER_STOP_S = 2.0
-POLL_S = 0.02  # read_all's while_waiting interval
 MAX_WORKERS = 2  # measured: a second walker helps on 2 cores; threads make it slower (FACTS.md)
 
 
@@ -164,20 +163,11 @@ def read_json(pid, read_fd, limit):
     return json.loads(b"".join(chunks).decode() or "{}")
 
 
-def read_all(children, while_waiting=None):
-    """read_json for each (pid, read_fd) in turn; interrupted, stop every one not yet read.
-
-    ``while_waiting()``, when given, is called at once and then every ``POLL_S`` seconds
-    until it returns True or a child's report starts to arrive (the prefetch's cold
-    check, prefetch.py).
-    """
+def read_all(children):
+    """read_json for each (pid, read_fd) in turn; interrupted, stop every one not yet read."""
     results = []
     done = 0  # children read_json has taken care of (it stops and reaps its own when interrupted)
     try:
-        if while_waiting is not None:
-            fds = [read_fd for _pid, read_fd in children]
-            while not while_waiting() and not select.select(fds, [], [], POLL_S)[0]:
-                pass
         for pid, read_fd in children:
             done += 1
             results.append(read_json(pid, read_fd, None))

@@ -172,6 +172,7 @@ class Guard:
         self.engine_source = engine_source
         self.coalesce_s = coalesce_s
         self.engine_roots = []  # (path, source) the last engine query added
+        self.said = {}  # path -> the refusal last logged for it (said again only when it changes)
         self.engine_said = None
         self.handle_errors_said = set()  # errnos of open_by_handle_at already logged
 
@@ -237,18 +238,19 @@ class Guard:
         """
         wanted, refused = self.roots_source()
         wanted = list(wanted) + [tuple(item) for item in self.engine_roots]
+        said, self.said = self.said, {}
         for item in refused:
-            self.log("refused root %s: %s" % (item["path"], item["reason"]))
+            self._say_refusal(said, item["path"], "refused root %s: %s" % (item["path"], item["reason"]))
         old, current = self.roots, {}
         for path, source in wanted:
             try:
                 opened = open_root(path)  # refused exactly as strip refuses it
             except RootRefused as exc:
                 if exc.reason != "does not exist":  # a sandbox dir not made yet: picked up when it is
-                    self.log("refused root %s" % exc)
+                    self._say_refusal(said, path, "refused root %s" % exc)
                 continue
             except OSError as exc:
-                self.log("cannot open root %s: %s" % (path, exc.strerror))
+                self._say_refusal(said, path, "cannot open root %s: %s" % (path, exc.strerror))
                 continue
             key = (opened.st.st_dev, opened.st.st_ino)
             if key in current or key in old:
@@ -284,6 +286,13 @@ class Guard:
             self.log("guarding %s" % ", ".join(r.path for r in new))
             self.start_sweep(new, reason)
         return new
+
+    def _say_refusal(self, said, path, line):
+        """Log why a root is not guarded the first time, and again only when the reason
+        changes (or after the root was accepted in between): not at every rescan."""
+        self.said[path] = line
+        if said.get(path) != line:
+            self.log(line)
 
     def probe_roots(self):
         """Try a filesystem mark on each existing root (added and removed again).

@@ -22,28 +22,22 @@ The pieces, in reading order:
   wait, then ``workers`` forked walkers take whole subtrees from a shared queue, and
   the process that forked them merges their reports.
 
-Cold cache (issue 13): sharing whole subtrees leaves the disk with one read in flight
-per walker, and a package holding 40 % of the tree with one walker. While the walkers
-run, their parent has nothing to do but wait, so it keeps more directory reads in
-flight ahead of them (prefetch.py): threads that list directories from one shared
-stack, split per directory rather than per subtree, and stat one file per inode-table
-block. They start only once the walk reads from the disk (/proc/PID/io), read through
-openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV) from the root's
-descriptor, act on nothing and hand nothing to the walkers, which still open and check
-every directory themselves. A warm walk starts no thread and runs as before.
+Cold cache (issue 13): the walkers hand directories to each other while they walk
+(handoff.py): a walker with nothing left gets the shallowest unopened directory of a
+busy one, as a descriptor that walker opened and checked. Once the walk reads from the
+disk, more walkers are forked (handoff.COLD_WALKERS in all), so that more reads are in
+flight. A warm walk keeps ``workers`` walkers.
 """
 import collections
 import errno
 import os
 import resource
-import stat
 import struct
 import time
 
 from . import caps as capsmod
-from . import prefetch
+from . import handoff
 from .fileops import CAP_XATTR, ChangedUnderUs, fix_at
-from .forked import fork_json, read_all
 from .mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
 from .report import error_text as _error_text
 from .report import merge
@@ -59,12 +53,16 @@ MAX_HELD_DIR_FDS = 64
 FD_RESERVE = 16
 # Forked walkers share the work once this many directories wait (breadth first before).
 SHARE_FRONTIER = 64
-SHARE_QUEUE_BYTES = 60000  # below the 64 KiB pipe buffer: the whole queue is written at once
+SHARE_QUEUE_BYTES = 60000  # below the 64 KiB pipe buffer: the frontier's indices are written at once
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
 
 
 class _Dir:
-    """A directory in the walk: its name in its parent, and an fd while one is held."""
+    """A directory in the walk: its name in its parent, and an fd while one is held.
+
+    A directory another walker handed over (handoff.py) has no parent here: its name is
+    its whole path below the root, and its descriptor is held until its subtree is done.
+    """
 
     __slots__ = ("depth", "dev", "fd", "ino", "listed", "name", "parent", "pending")
 
@@ -80,17 +78,13 @@ class _Dir:
     def names(self):
         names = []
         node = self
-        while node.parent is not None:
+        while node is not None and node.name is not None:  # the root's name is None
             names.append(node.name)
             node = node.parent
         return names[::-1]
 
     def path(self, root_path):
         return "/".join([root_path.rstrip("/") or "", *self.names()]) or "/"
-
-    def relpath(self):
-        """The path below the root as bytes (b"." for the root), for prefetch.py."""
-        return os.fsencode("/".join(self.names())) if self.parent is not None else b"."
 
 
 def new_report(roots, dry_run):
@@ -118,6 +112,7 @@ class _HeldDirs:
 
     def release(self, node):
         if node.fd is not None and node.parent is not None:  # the root's fd belongs to the caller
+            # (and a handed-over directory's to _walk_handed)
             os.close(node.fd)
             node.fd = None
             self.nodes.discard(node)
@@ -241,38 +236,51 @@ class _Findings:
 class _Sharing:
     """The forked walkers sharing one root (see the module docstring). A mixin of Walk.
 
-    The queue is a pipe of 4-byte indices into the frontier, written in full before
-    the fork (so every read gets a whole index); the walkers inherit the directory
-    descriptors, so nothing is looked up again by path. Only the first walker calls
-    ``progress`` (with its own counts).
+    Breadth first until SHARE_FRONTIER directories wait; then ``workers`` walkers are
+    forked and a handoff.Broker hands them the frontier (by index: the walkers inherit
+    those directories' parents' descriptors) and the directories they hand each other.
+    Only the first walker calls ``progress`` (with its own counts).
     """
 
     def _walk_shared(self, root):
         work = self._frontier(root)
         if not work:
             return
-        if len(work) * 4 > SHARE_QUEUE_BYTES:  # a frontier too wide for one pipe write: walk it here
-            self._drain(work[::-1])
-            return
-        walkers = self._fork_walkers(work)
-        self.fds.release_all()  # the walkers hold their own copies now
-        watch = prefetch.ColdWatch(root.fd, [node.relpath() for node in work], [pid for pid, _read_fd in walkers],
-                                   self.io_start, self.prefetch_threads, self.deadline)
+        # The frontier's indices go on a pipe the walkers read themselves (a 4-byte read is
+        # atomic), as many as one write fits; any beyond that the broker hands out.
+        in_pipe = min(len(work), SHARE_QUEUE_BYTES // 4)
+        queue_r, queue_w = os.pipe()
         try:
-            subs = read_all(walkers, watch.poll)
+            os.write(queue_w, b"".join(struct.pack("<I", i) for i in range(in_pipe)))
         finally:
-            watch.stop()
-        for sub in subs:
+            os.close(queue_w)
+        broker = handoff.Broker(range(in_pipe, len(work)), self.io_start, max(self.cold_walkers, self.workers))
+
+        def walker(index):
+            return lambda side: self._walk_handed(side, work, index, queue_r)
+
+        try:
+            for index in range(self.workers):
+                broker.fork(walker(index))
+            self.fds.release_all()  # the walkers hold their own copies now
+            reports = broker.run(lambda: broker.fork(walker(-1)))
+        except BaseException:
+            broker.abort()
+            raise
+        finally:
+            os.close(queue_r)
+        for sub in reports:
             if sub is None or "worker_error" in sub:
                 raise RuntimeError("walker failed: %s" % (sub or {}).get("worker_error", "no report"))
             merge(self.report, sub, self.max_listed)
+        for relpath in broker.lost:
+            self.report["complete"] = False
+            self.add_error("/".join([self.root_path.rstrip("/"), relpath]), "not walked: its descriptor was lost "
+                           "in the hand-over between walkers (descriptor limit)", "hand over")
 
     def _frontier(self, root):
         """Breadth first until SHARE_FRONTIER directories wait; those (None: out of time)."""
-        try:
-            self.io_start = prefetch.read_bytes(os.getpid())
-        except (OSError, ValueError):
-            self.io_start = None  # no I/O accounting: no cold check, no prefetch
+        self.io_start = handoff.own_read_bytes()
         frontier = collections.deque([root])
         while frontier and len(frontier) < SHARE_FRONTIER:
             if self.out_of_time():
@@ -280,32 +288,55 @@ class _Sharing:
             self._visit(frontier.popleft(), frontier)
         return list(frontier)
 
-    def _fork_walkers(self, work):
-        queue_r, queue_w = os.pipe()
-        os.write(queue_w, b"".join(struct.pack("<I", i) for i in range(len(work))))
-        os.close(queue_w)
-        walkers = []
-        try:
-            for index in range(self.workers):
-                walkers.append(fork_json(lambda index=index: self._walk_queue(queue_r, work, index)))
-        finally:
-            os.close(queue_r)
-        return walkers
-
-    def _walk_queue(self, queue_r, work, index):
-        """In a forked walker: drain whole subtrees named on the queue; return a report."""
+    def _walk_handed(self, side, work, index, queue_r):
+        """In a forked walker: walk the frontier directories named on the pipe, then what
+        the broker hands over until it says done (or the budget is spent); return this
+        walker's report."""
         self.report = new_report(self.report["roots"], self.dry_run)
         self.counts = self.report["counts"]
+        self.side = side
         if index:
             self.progress = None
-        while True:
-            item = os.read(queue_r, 4)
-            if len(item) < 4:
-                break
-            self._drain([work[struct.unpack("<I", item)[0]]])
-            if not self.report["complete"]:
-                break
+        while self.report["complete"]:
+            item = os.read(queue_r, 4) if queue_r is not None else b""
+            if len(item) == 4:
+                self._drain([work[struct.unpack("<I", item)[0]]])
+                continue
+            queue_r = None  # empty: from now on work comes from the broker
+            got = side.take()
+            if got is None:
+                return self.report
+            if got[0] == "index":
+                self._drain([work[got[1]]])
+                continue
+            node = _Dir(os.fsdecode(got[1]), None)
+            node.fd = got[2]
+            try:
+                st = os.fstat(node.fd)
+                node.dev, node.ino, node.depth = st.st_dev, st.st_ino, node.name.count("/") + 1
+                self._drain([node])
+            finally:
+                os.close(node.fd)
+                node.fd = None
+        side.quit()
         return self.report
+
+    def _hand_over(self, stack):
+        """Give the broker the shallowest directory waiting on `stack` (the biggest share,
+        usually), opened and checked here as this walker would open it itself."""
+        side = self.side
+        side.answer()
+        node = stack[0]
+        relpath = os.fsencode("/".join(node.names()))
+        if len(relpath) > handoff.MAX_HANDOFF_PATH:
+            return
+        del stack[0]
+        if not self._open_checked(node):
+            return  # reported (an error or a pruned mount), as if visited
+        try:
+            side.give(relpath, node.fd)
+        finally:
+            self.fds.release(node)
 
 
 class Walk(_Findings, _Sharing):
@@ -334,8 +365,9 @@ class Walk(_Findings, _Sharing):
         self.fds = _HeldDirs(held_fd_cap())
         self.xattrs_supported = True
         self.cap_bits = capsmod.kernel_cap_bits()
-        self.prefetch_threads = prefetch.THREADS
+        self.cold_walkers = handoff.COLD_WALKERS
         self.io_start = None
+        self.side = None  # a forked walker's handoff.WalkerSide
 
     def out_of_time(self):
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -370,15 +402,19 @@ class Walk(_Findings, _Sharing):
             self.fds.release_all()
 
     def _drain(self, stack):
-        """Depth first over `stack` until it is empty or the budget is spent."""
+        """Depth first over `stack` until it is empty or the budget is spent; in a forked
+        walker, hand a directory over when the broker asks (one byte read per directory)."""
+        side = self.side
         while stack:
             if self.out_of_time():
                 return
+            if side is not None and len(stack) > 1 and side.asked():
+                self._hand_over(stack)
             self._visit(stack.pop(), stack)
 
     def _visit(self, node, pending):
         """Open (identity- and mount-checked) and list one directory; queue its subdirectories."""
-        if node is not self.root and not self._open_checked(node):
+        if node.fd is None and not self._open_checked(node):  # the root and handed-over ones are open
             return
         self.counts["dirs"] += 1
         self.list_dir(node, pending, self.root_path)
@@ -434,11 +470,12 @@ class Walk(_Findings, _Sharing):
             proc_prefix = ""
         else:
             proc_prefix = "/proc/self/fd/%d/" % dfd
-        do_caps = self.do_caps
+        caps_ok = self.do_caps and self.xattrs_supported
         setid_mask = self.setid_mask if self.do_setid else 0
         do_chown = self.do_chown
         chown_from = self.chown_from
         counts = self.counts
+        listxattr, cap_xattr = os.listxattr, CAP_XATTR
         try:
             # After fchdir, "." is the directory dfd holds, whatever is renamed meanwhile;
             # this saves scandir(fd)'s dup, F_GETFL and F_SETFD (2 syscalls a directory).
@@ -446,52 +483,51 @@ class Walk(_Findings, _Sharing):
         except OSError as exc:
             self.add_error(node.path(root_path), exc, "list directory")
             return
-        with scan:
-            tick = 0
-            for entry in scan:
-                tick += 1
-                if not tick & 1023 and self.out_of_time():
-                    return
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(_Dir(entry.name, node))
-                        node.pending += 1
-                        continue
-                    if not entry.is_file(follow_symlinks=False):
-                        if entry.is_symlink():
-                            counts["symlinks"] += 1
-                        else:
-                            counts["special"] += 1
-                        continue
-                    st = entry.stat(follow_symlinks=False)
-                except OSError as exc:
-                    if exc.errno == errno.ENOENT:
-                        self.add_error(node.path(root_path) + "/" + entry.name, "vanished during the walk", "stat")
-                    else:
-                        self.add_error(node.path(root_path) + "/" + entry.name, exc, "stat")
-                    continue
-                mode = st.st_mode
-                if not stat.S_ISREG(mode):
-                    counts["special"] += 1
-                    continue
-                counts["files"] += 1
-                has_setid = mode & setid_mask
-                needs_chown = do_chown and st.st_uid in chown_from
-                has_caps = False
-                if do_caps and self.xattrs_supported:
+        tick = files = 0  # files: counted here, added to counts once (a dict update per file costs)
+        try:
+            with scan:
+                for entry in scan:
+                    tick += 1
+                    if not tick & 1023 and self.out_of_time():
+                        return
                     try:
-                        has_caps = CAP_XATTR in os.listxattr(proc_prefix + entry.name, follow_symlinks=False)
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(_Dir(entry.name, node))
+                            node.pending += 1
+                            continue
+                        if not entry.is_file(follow_symlinks=False):
+                            if entry.is_symlink():
+                                counts["symlinks"] += 1
+                            else:
+                                counts["special"] += 1
+                            continue
+                        st = entry.stat(follow_symlinks=False)
                     except OSError as exc:
-                        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
-                            self.xattrs_supported = False
-                        elif exc.errno == errno.ENOENT:
-                            self.add_error(node.path(root_path) + "/" + entry.name, "vanished during the walk",
-                                           "listxattr")
-                        else:
-                            self.add_error(node.path(root_path) + "/" + entry.name, exc, "listxattr")
+                        self._entry_error(node, entry.name, exc, "stat")
                         continue
-                if has_setid or has_caps or needs_chown:
-                    self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
+                    mode = st.st_mode
+                    if mode & 0o170000 != 0o100000:  # not S_ISREG: replaced since the listing
+                        counts["special"] += 1
+                        continue
+                    files += 1
+                    has_caps = False
+                    if caps_ok:
+                        try:
+                            has_caps = cap_xattr in listxattr(proc_prefix + entry.name, follow_symlinks=False)
+                        except OSError as exc:
+                            if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                                self.xattrs_supported = caps_ok = False
+                            else:
+                                self._entry_error(node, entry.name, exc, "listxattr")
+                                continue
+                    if mode & setid_mask or has_caps or (do_chown and st.st_uid in chown_from):
+                        self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
+        finally:
+            counts["files"] += files
+
+    def _entry_error(self, node, name, exc, op):
+        path = node.path(self.root_path) + "/" + name
+        self.add_error(path, "vanished during the walk" if exc.errno == errno.ENOENT else exc, op)
 
 
 def _depth(node):
