@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import tarfile
+import time
 
 import pytest
 from sandboxguard import caps as capsmod
@@ -172,7 +173,15 @@ def test_ownership_return_alone_clears_setuid_and_caps_but_not_setgid_without_gr
     assert stat.S_IMODE(os.lstat(os.path.join(dist, "sgid")).st_mode) == 0o644
 
 
-def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes):
+def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes, monkeypatch):
+    from sandboxguard import walk
+    visit = walk.Walk._visit
+
+    def slow_visit(self, node, pending):  # 150 directories at 5 ms each outlast a 0.3 s step on any load,
+        time.sleep(0.005)  # and a walker that starts at all visits one within it (20 ms was a race under load)
+        return visit(self, node, pending)
+
+    monkeypatch.setattr(walk.Walk, "_visit", slow_visit)  # the forked walkers inherit it
     ws = hermes["workspace"]
     for d in range(150):
         sub = os.path.join(ws, "pkg%03d" % d)
@@ -183,7 +192,7 @@ def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes):
     open(late, "w").close()
     os.chmod(late, 0o4755)
     os.chown(late, *AGENT)
-    steps = sweep.sweep_native(ws, AGENT, (0,), 0.02)
+    steps = sweep.sweep_native(ws, AGENT, (0,), 0.3)
     assert [s["step"] for s in steps] == ["chown", "setid", "caps"]
     assert steps[0]["complete"] is False
     assert all(s["ran"] for s in steps)

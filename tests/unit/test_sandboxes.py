@@ -1,6 +1,8 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Scope of a Docker sandbox sweep: only host-derived roots, decided on realpaths (pure)."""
+import os
+
 import pytest
 from sandboxguard import sandboxes
 
@@ -197,3 +199,35 @@ def test_engine_facts_userns_remap_names_the_remapped_root():
 def test_engine_facts_windows_engine_is_skipped():
     facts = sandboxes.engine_facts({"OSType": "windows"})
     assert not facts["sweepable"] and "windows" in facts["reason"]
+
+
+# -- derived roots never go through a symlink (unlinked_path) ------------------------------
+
+def test_unlinked_path_keeps_a_path_without_symlinks_and_one_that_does_not_exist_yet(tmp_path):
+    home = tmp_path / "home" / ".hermes"
+    home.mkdir(parents=True)
+    assert sandboxes.unlinked_path(str(home)) == str(home)
+    assert sandboxes.unlinked_path(str(home) + "//sandboxes/./docker/") == str(home / "sandboxes" / "docker")
+    assert sandboxes.unlinked_path(str(home / "profiles" / ".." / "sandboxes")) == str(home / "sandboxes")
+
+
+@pytest.mark.parametrize("spelling", ["link", "link/docker", "real/../link/docker", "missing/../../home/link"])
+def test_unlinked_path_refuses_a_symlink_anywhere_however_the_path_is_spelled(tmp_path, spelling):
+    home = tmp_path / "home"
+    (home / "real").mkdir(parents=True)
+    (tmp_path / "other-user" / "docker").mkdir(parents=True)
+    os.symlink(str(tmp_path / "other-user"), str(home / "link"))
+    with pytest.raises(sandboxes.RootRefused, match="goes through a symlink"):
+        sandboxes.unlinked_path(str(home / spelling))
+
+
+def test_resolve_roots_refuses_a_derived_root_through_a_symlink_the_agent_planted(tmp_path):
+    home = tmp_path / ".hermes"
+    home.mkdir()
+    (tmp_path / "victim").mkdir()
+    os.symlink(str(tmp_path / "victim"), str(home / "sandboxes"))  # the agent's own home: it can do this
+    derived = sandboxes.derive_sandbox_roots([str(home)], profile_names={str(home): []})
+    usable, refused = sandboxes.resolve_roots(derived, sandboxes.unlinked_path)
+    assert all(not root["realpath"].startswith(str(tmp_path / "victim")) for root in usable)
+    assert any(item["path"].startswith(str(home / "sandboxes")) and "goes through a symlink" in item["reason"]
+               for item in refused), refused

@@ -16,8 +16,9 @@ production, a table in tests) and returns plain data.
 """
 import os
 import posixpath
+import stat
 
-from .roots import refusal_reason
+from .roots import RootRefused, refusal_reason
 
 DOCKER_SUBDIR = "docker"
 HERMES_LABEL = "hermes-agent"
@@ -60,8 +61,47 @@ def derive_sandbox_roots(hermes_homes=(), sandbox_dir=None, extra_roots=(), prof
     return unique
 
 
+def unlinked_path(path):
+    """``path`` made absolute and normal, provided no component of it is a symlink
+    (lstat one component at a time, ``..`` taken only after what it leaves was checked);
+    raises RootRefused naming the symlink otherwise. A component that does not exist
+    ends the check: nothing below it exists either, and the walk proves the path again
+    when it opens the root (roots.open_root). Touches the system (lstat), changes nothing.
+
+    What a derived root goes through instead of realpath: a Hermes home is the agent's own
+    directory, so a symlink in it (``~/.hermes/sandboxes`` made a link to another user's
+    tree) must not move the sweep or the guard there.
+    """
+    done = "/"
+    parts = [part for part in path.split("/") if part and part != "."]
+    for index, part in enumerate(parts):
+        if part == "..":
+            done = posixpath.dirname(done)
+            continue
+        candidate = posixpath.join(done, part)
+        try:
+            st = os.lstat(candidate)
+        except OSError:
+            rest = posixpath.normpath(posixpath.join(done, *parts[index:]))
+            # a ".." past the missing part may climb back into what exists: check that again
+            return unlinked_path(rest) if ".." in parts[index:] else rest
+        if stat.S_ISLNK(st.st_mode):
+            target = ""
+            try:
+                target = " (%s -> %s)" % (candidate, os.readlink(candidate))
+            except OSError:
+                pass
+            raise RootRefused(path, "goes through a symlink%s; a derived root is never followed through one: "
+                              "give the real path, after checking it" % target)
+        done = candidate
+    return done
+
+
 def resolve_roots(roots, realpath):
     """Resolve derived roots; drop (with a reason) those that are relative or system paths.
+
+    ``realpath``: sweep and guard pass unlinked_path (a symlink on the way refuses the
+    root); tests pass a pure function.
 
     Returns (usable, refused): usable is a list of dicts path, realpath, source;
     refused a list of dicts path, reason.
@@ -73,7 +113,11 @@ def resolve_roots(roots, realpath):
         if not posixpath.isabs(path):
             refused.append({"path": path, "reason": "relative path; sandbox roots must be absolute"})
             continue
-        real = realpath(path)
+        try:
+            real = realpath(path)
+        except RootRefused as exc:  # unlinked_path: a symlink on the way
+            refused.append({"path": path, "reason": exc.reason})
+            continue
         reason = refusal_reason(real)
         if reason:
             refused.append({"path": path, "reason": reason})

@@ -227,7 +227,7 @@ def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=()):
     """Host-derived roots, resolved on this host (touches the system: lists profiles)."""
     profiles = {home: sandboxes.list_profile_names(home) for home in hermes_homes}
     derived = sandboxes.derive_sandbox_roots(hermes_homes, sandbox_dir, extra_roots, profiles)
-    return sandboxes.resolve_roots(derived, os.path.realpath)
+    return sandboxes.resolve_roots(derived, sandboxes.unlinked_path)
 
 
 def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,

@@ -65,7 +65,7 @@ def _dev(path):
 def derived_usable(homes, sandbox_dir, extra_roots):
     profiles = {home: sandboxes.list_profile_names(home) for home in homes}
     derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, extra_roots, profiles)
-    return sandboxes.resolve_roots(derived, os.path.realpath)
+    return sandboxes.resolve_roots(derived, sandboxes.unlinked_path)
 
 
 def engine_source(docker_host, homes, sandbox_dir, extra_roots):
