@@ -38,10 +38,10 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python", "src"))
 
 from sandboxguard import strip as stripmod  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_cold_limit  # noqa: E402  (the C probe: the disk's limit, contender "limit")
 from sandboxguard.caps import XATTR_NAME, encode_vfs_cap  # noqa: E402
+
+sys.path.insert(0, HERE)
+import bench_cold_limit  # noqa: E402  (the C probe: the disk's limit, contender "limit")
 
 DOMINANT_SHARE = 0.4  # --shape dominant: one package holds this share of the files
 TREE_VERSION = 1  # bump when the tree's shape changes, so old cached trees are not reused

@@ -1,6 +1,7 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The privileged-file walker on real files, as root: what it changes and what it never touches."""
+import errno
 import multiprocessing
 import os
 import shutil
@@ -547,19 +548,22 @@ def test_two_walkers_honour_the_budget(wide_tree):
 def test_without_xattr_support_every_setuid_file_is_still_found_the_first_one_included(tmp_path, monkeypatch,
                                                                                     workers):
     """listxattr failing with ENOTSUP (a filesystem without xattrs) turns the caps check
-    off for the rest of the walk; the file it failed on still gets its setid check."""
-    import errno
+    off for the rest of that walker's walk; the file it failed on still gets its setid
+    check. 70 directories (wider than SHARE_FRONTIER), so with two workers each forked
+    walker meets its own first failure."""
     root = tmp_path / "noxattr"
-    root.mkdir()
-    suid = [make_file(root / ("f%02d" % index), 0o4755) for index in range(3)]
+    suid = []
+    for index in range(70):
+        (root / ("d%02d" % index)).mkdir(parents=True)
+        suid.append(make_file(root / ("d%02d" % index) / "f", 0o4755))
     real = os.listxattr
 
     def unsupported(path, *args, **kwargs):
-        if os.path.basename(os.fspath(path)).startswith("f"):
+        if os.path.basename(os.fspath(path)) == "f":
             raise OSError(errno.ENOTSUP, "Operation not supported")
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "listxattr", unsupported)
     report = strip.scan([str(root)], workers=workers, budget=0)
-    assert sorted(entry["path"] for entry in report["files"]) == sorted(str(p) for p in suid)
-    assert report["counts"]["setid"] == 3 and report["errors"] == []
+    assert sorted(entry["path"] for entry in report["files"]) == sorted(suid)
+    assert report["counts"]["setid"] == 70 and report["errors"] == []

@@ -9,8 +9,10 @@ after it was handed over is never followed, and that a walker failing or running
 of time ends the walk (no hang, every child reaped)."""
 import json
 import os
+import resource
 import subprocess
 import sys
+import time
 
 import pytest
 from sandboxguard import handoff, strip, walk
@@ -77,7 +79,6 @@ def brokers(marker):
 def slow_visits(monkeypatch, seconds=0.002):
     """Make each directory visit take a moment, so walkers are still busy when another
     asks for work (a warm test tree is walked faster than a walker forks)."""
-    import time
     visit = walk.Walk._visit
 
     def slow(self, node, pending):
@@ -177,7 +178,7 @@ def test_a_walker_that_fails_ends_the_walk_with_an_error_and_no_child_left(domin
     assert_no_children_left()
 
 
-def test_walkers_out_of_time_end_the_walk_incomplete(dominant, monkeypatch, record):
+def test_walkers_out_of_time_end_the_walk_incomplete(dominant, monkeypatch):
     root, _outside, _expected = dominant
     monkeypatch.setattr(handoff, "COLD_READ_BYTES", 0)
     slow_visits(monkeypatch, seconds=0.05)
@@ -202,7 +203,6 @@ CLI_COLD = ("import runpy; from sandboxguard import handoff; handoff.COLD_READ_B
 
 def test_cli_cold_scan_under_ulimit_n_32_reports_every_file(dominant):
     """Eight walkers, their sockets and the handed-over descriptors within a small limit."""
-    import resource
     root, _outside, expected = dominant
 
     def limit():

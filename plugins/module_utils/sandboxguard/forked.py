@@ -12,6 +12,7 @@ so nothing changes after the parent has gone.
 import ctypes
 import json
 import os
+import resource
 import select
 import signal
 import threading
@@ -30,6 +31,17 @@ def default_workers():
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     return max(1, min(MAX_WORKERS, cpus))
+
+
+def free_descriptors():
+    """Descriptors this process may still open under RLIMIT_NOFILE (soft limit minus
+    /proc/self/fd), a very large number when unlimited, None when either cannot be read."""
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        in_use = len(os.listdir("/proc/self/fd"))
+    except (OSError, ValueError):
+        return None
+    return 1 << 20 if soft == resource.RLIM_INFINITY else soft - in_use
 
 
 def fork_is_safe():

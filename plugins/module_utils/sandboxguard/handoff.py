@@ -45,16 +45,15 @@ walker holds one received directory at a time beside its own bounded set.
 import collections
 import mmap
 import os
-import resource
 import select
 import socket
 import struct
 import time
 
-from .forked import fork_json, read_all, stop_child
+from .forked import fork_json, free_descriptors, read_all, stop_child
 
-# Walkers in all once the walk reads from the disk (measured on this machine:
-# benchmarks/results/2026-12-01-cold-handoff.txt). Warm walks keep the caller's count.
+# Walkers in all once the walk reads from the disk (measured on this machine: 16 and 32
+# were no faster than 8, benchmarks/README.md). Warm walks keep the caller's count.
 COLD_WALKERS = 8
 # The walk is cold once it has read this much from the disk (/proc/PID/io read_bytes).
 # Measured: a warm 200k or 1M walk still reads about 300 KB; a cold 1M walk about 700 MB.
@@ -81,15 +80,6 @@ def read_bytes(pid):
             if line.startswith(b"read_bytes:"):
                 return int(line.split()[1])
     raise OSError(2, "no read_bytes in /proc/%d/io" % pid)
-
-
-def _free_descriptors():
-    try:
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        in_use = len(os.listdir("/proc/self/fd"))
-    except (OSError, ValueError):
-        return 0
-    return 1 << 20 if soft == resource.RLIM_INFINITY else soft - in_use
 
 
 def own_read_bytes():
@@ -120,7 +110,6 @@ class Broker:
     def __init__(self, indices=(), io_start=None, cold_walkers=COLD_WALKERS):
         self.queue = collections.deque((INDEX + _INDEX.pack(index), None) for index in indices)
         self.walkers = []
-        self.hungry = collections.deque()
         self.io_start = io_start
         self.cold_walkers = cold_walkers
         self.cold = False
@@ -211,7 +200,8 @@ class Broker:
         """Fork walkers up to cold_walkers, as far as this process's descriptor limit leaves
         room for their sockets, pipes and a queued descriptor each (a fork that fails for
         want of descriptors or processes just leaves the walk with the walkers it has)."""
-        room = max(0, (_free_descriptors() - FD_SPARE) // FDS_PER_WALKER)
+        free = free_descriptors()
+        room = 0 if free is None else max(0, (free - FD_SPARE) // FDS_PER_WALKER)
         for _walker in range(min(self.cold_walkers - len(self.walkers), room)):
             try:
                 spawn()  # a new walker is busy until it says H, which it does first
@@ -248,24 +238,21 @@ class Broker:
             walker.state = "hungry"
             if self.queue:
                 self._send(walker, *self.queue.popleft())
-            else:
-                self.hungry.append(walker)
-                if any(other.state == "busy" for other in self.walkers):
-                    self._ask_for_work()
+            elif any(other.state == "busy" for other in self.walkers):
+                self._ask_for_work()
         elif kind == QUIT or not message:  # out of time, or it exited (EOF): it takes nothing more
             walker.state = "gone"
         else:
             raise RuntimeError("unexpected message from a walker: %r" % message[:16])
 
     def _offer(self, message, fd):
-        while self.hungry:
-            walker = self.hungry.popleft()
-            if walker.state == "hungry":
-                self._send(walker, message, fd)
-                if self.hungry:
-                    self._ask_for_work()  # more walkers wait: ask again
-                return
-        self.queue.append((message, fd))
+        hungry = [walker for walker in self.walkers if walker.state == "hungry"]
+        if not hungry:
+            self.queue.append((message, fd))
+            return
+        self._send(hungry[0], message, fd)
+        if len(hungry) > 1:
+            self._ask_for_work()  # more walkers wait: ask again
 
     def _send(self, walker, message, fd):
         walker.state = "busy"

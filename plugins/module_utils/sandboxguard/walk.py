@@ -20,8 +20,9 @@ The pieces, in reading order:
 * ``_Findings``: what goes into the report (errors, findings, counts) and the hand-off
   of a flagged file to fileops.
 * ``_Sharing``: the forked walkers. Breadth first until SHARE_FRONTIER directories
-  wait, then ``workers`` forked walkers take whole subtrees from a shared queue, and
-  the process that forked them merges their reports.
+  wait, then ``workers`` forked walkers take them from a pipe and hand each other
+  directories through a handoff.Broker, and the process that forked them merges their
+  reports.
 
 Cold cache (issue 13): the walkers hand directories to each other while they walk
 (handoff.py): a walker with nothing left gets the shallowest unopened directory of a
@@ -32,13 +33,14 @@ flight. A warm walk keeps ``workers`` walkers.
 import collections
 import errno
 import os
-import resource
+import stat
 import struct
 import time
 
 from . import caps as capsmod
 from . import handoff
 from .fileops import CAP_XATTR, ChangedUnderUs, fix_at
+from .forked import free_descriptors
 from .mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
 from .report import error_text as _error_text
 from .report import merge
@@ -476,7 +478,6 @@ class Walk(_Findings, _Sharing):
         do_chown = self.do_chown
         chown_from = self.chown_from
         counts = self.counts
-        listxattr, cap_xattr = os.listxattr, CAP_XATTR
         try:
             # After fchdir, "." is the directory dfd holds, whatever is renamed meanwhile;
             # this saves scandir(fd)'s dup, F_GETFL and F_SETFD (2 syscalls a directory).
@@ -484,47 +485,44 @@ class Walk(_Findings, _Sharing):
         except OSError as exc:
             self.add_error(node.path(root_path), exc, "list directory")
             return
-        tick = files = 0  # files: counted here, added to counts once (a dict update per file costs)
-        try:
-            with scan:
-                for entry in scan:
-                    tick += 1
-                    if not tick & 1023 and self.out_of_time():
-                        return
+        with scan:
+            tick = 0
+            for entry in scan:
+                tick += 1
+                if not tick & 1023 and self.out_of_time():
+                    return
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(_Dir(entry.name, node))
+                        node.pending += 1
+                        continue
+                    if not entry.is_file(follow_symlinks=False):
+                        if entry.is_symlink():
+                            counts["symlinks"] += 1
+                        else:
+                            counts["special"] += 1
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError as exc:
+                    self._entry_error(node, entry.name, exc, "stat")
+                    continue
+                mode = st.st_mode
+                if not stat.S_ISREG(mode):
+                    counts["special"] += 1
+                    continue
+                counts["files"] += 1
+                has_caps = False
+                if caps_ok:
                     try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append(_Dir(entry.name, node))
-                            node.pending += 1
-                            continue
-                        if not entry.is_file(follow_symlinks=False):
-                            if entry.is_symlink():
-                                counts["symlinks"] += 1
-                            else:
-                                counts["special"] += 1
-                            continue
-                        st = entry.stat(follow_symlinks=False)
+                        has_caps = CAP_XATTR in os.listxattr(proc_prefix + entry.name, follow_symlinks=False)
                     except OSError as exc:
-                        self._entry_error(node, entry.name, exc, "stat")
-                        continue
-                    mode = st.st_mode
-                    if mode & 0o170000 != 0o100000:  # not S_ISREG: replaced since the listing
-                        counts["special"] += 1
-                        continue
-                    files += 1
-                    has_caps = False
-                    if caps_ok:
-                        try:
-                            has_caps = cap_xattr in listxattr(proc_prefix + entry.name, follow_symlinks=False)
-                        except OSError as exc:
-                            if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
-                                self.xattrs_supported = caps_ok = False
-                            else:
-                                self._entry_error(node, entry.name, exc, "listxattr")
-                                continue
-                    if mode & setid_mask or has_caps or (do_chown and st.st_uid in chown_from):
-                        self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
-        finally:
-            counts["files"] += files
+                        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):  # no xattrs here: setid still checked
+                            self.xattrs_supported = caps_ok = False
+                        else:
+                            self._entry_error(node, entry.name, exc, "listxattr")
+                            continue
+                if mode & setid_mask or has_caps or (do_chown and st.st_uid in chown_from):
+                    self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
 
     def _entry_error(self, node, name, exc, op):
         path = node.path(self.root_path) + "/" + name
@@ -539,11 +537,7 @@ def held_fd_cap():
     """How many directory descriptors a walk may hold in this process: MAX_HELD_DIR_FDS,
     or fewer when RLIMIT_NOFILE leaves less room (``ulimit -n 64``) beside the
     descriptors already open and the few a walk opens for a moment (FD_RESERVE)."""
-    try:
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        in_use = len(os.listdir("/proc/self/fd"))
-    except (OSError, ValueError):
+    free = free_descriptors()
+    if free is None:
         return MAX_HELD_DIR_FDS
-    if soft == resource.RLIM_INFINITY:
-        return MAX_HELD_DIR_FDS
-    return max(2, min(MAX_HELD_DIR_FDS, soft - in_use - FD_RESERVE))
+    return max(2, min(MAX_HELD_DIR_FDS, free - FD_RESERVE))
