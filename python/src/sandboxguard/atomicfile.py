@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The library's one atomic file write: a temporary file in the same directory, fsync, rename.
 
-Every file the library writes whole lands through :func:`write_at` (or :func:`write`, which
-opens the directory for it): a fetched artifact (fetch), a Hermes config or ``.env``
-(hermes_config, home_mode), a leaks baseline and a rewritten crontab (leaks, leaks_remove),
-the fleet reports (audit_report), ``/etc/fstab`` and mount units (nosuid). One decision, so
-a reader of any of them finds the same guarantees:
+Every file the library writes whole lands through :func:`write_at` under a directory
+descriptor the caller proved (or :func:`write`, which proves the directory with
+``safefs.open_dir`` first and refuses a path through a symlink another user could plant):
+a fetched artifact (fetch), a Hermes config or ``.env`` (hermes_config, home_mode), a
+leaks baseline and a rewritten crontab (leaks, leaks_remove), the fleet reports
+(audit_report), ``/etc/fstab`` and mount units (nosuid). One decision, so a reader of any
+of them finds the same guarantees:
 
 - the temporary file is created ``O_EXCL|O_NOFOLLOW|O_CLOEXEC`` at 0600 next to the target
   (a rename never crosses a file system), under a name nobody can predict;
@@ -77,12 +79,16 @@ def write_at(dir_fd, name, data, mode=DEFAULT_MODE, owner=None):
 
 
 def write(path, data, mode=DEFAULT_MODE, owner=None):
-    """:func:`write_at` for a path: its directory is opened (``O_DIRECTORY``) for the write."""
+    """:func:`write_at` for a path (a relative one starts at the working directory): its
+    directory is opened component by component (safefs.open_dir: no symlink followed below
+    a directory another user can change), and the file is written under that descriptor.
+    Raises safefs.PathRefused for a path that goes through such a symlink; OSError as
+    write_at does.
+    """
+    from .safefs import open_parent  # noqa: PLC0415 - safefs imports nothing of ours but text
+
     path = os.fspath(path)
-    directory, name = os.path.split(os.path.abspath(path))
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        write_at(dir_fd, name, data, mode=mode, owner=owner)
-    finally:
-        os.close(dir_fd)
+    parent, name = open_parent(os.path.join(os.getcwd(), path) if not os.path.isabs(path) else path)
+    with parent:
+        write_at(parent.fd, name, data, mode=mode, owner=owner)
     return path

@@ -300,9 +300,29 @@ def list_task_dirs(roots):
 
 
 def list_profile_names(hermes_home):
-    """Profile directory names under HERMES_HOME/profiles (touches the system; [] if none)."""
+    """Profile directory names under HERMES_HOME/profiles (touches the system; [] if none).
+
+    The one rule for which profiles exist: the Hermes home is opened component by
+    component (safefs.open_dir: no symlink followed below a directory another user can
+    change), ``profiles`` under it with O_NOFOLLOW, and its entries are lstat'ed through
+    that descriptor: a directory counts, a symlink never does (a symlinked ``profiles``
+    gives none), nor does a name starting with a dot. Names are str (os.fsdecode).
+    """
+    from . import safefs  # noqa: PLC0415 - the pure functions here need no file system
+
     try:
-        return sorted(e.name for e in os.scandir(posixpath.join(hermes_home, "profiles"))
-                      if e.is_dir(follow_symlinks=False))
-    except OSError:
+        with safefs.open_dir(hermes_home) as home:
+            fd = safefs.open_dir_at(home.fd, "profiles")
+            try:
+                names = []
+                for name in os.listdir(fd):
+                    if name.startswith("."):
+                        continue
+                    st = safefs.lstat_at(fd, name)
+                    if st is not None and stat.S_ISDIR(st.st_mode):
+                        names.append(name)
+                return sorted(names)
+            finally:
+                os.close(fd)
+    except (OSError, ValueError):  # missing, refused (a symlink on the way), unreadable
         return []
