@@ -160,14 +160,21 @@ def _snapshot_tree(top):
     return found
 
 
-def _mount_table(outside):
-    """The mount points and options of /proc/self/mountinfo, outside the agent's tree."""
+def _below(point, top):
+    return point == top or point.startswith(top + "/")
+
+
+def _mount_table(outside, within=None):
+    """The mount points and options of /proc/self/mountinfo, outside the agent's tree (and,
+    with ``within``, only below that directory)."""
     lines = []
     with open("/proc/self/mountinfo", "rb") as handle:
         for line in handle:
             fields = line.split(b" ")
             point = fields[4].decode("utf-8", "surrogateescape")
-            if not any(point == top or point.startswith(top + "/") for top in outside):
+            if within is not None and not _below(point, within):
+                continue
+            if not any(_below(point, top) for top in outside):
                 lines.append((point, fields[3], fields[5]))
     return sorted(lines)
 
@@ -200,10 +207,15 @@ class RaceWorld:
     0755) and ``victim/`` (root's: ``secret`` 0600, ``program`` 0755, ``bin/`` 0755 with
     ``tool`` 0755, ``etc/cron.d/`` 0755, ``ro/``). ``victims`` are compared after every
     call; tests may add their own with :meth:`add_victim`.
+
+    ``whole_mount_table``: compare every mount outside the agent's tree (the default, for
+    operations that mount); False compares only the mounts below ``base``, for operations
+    that never mount (other tests on the machine may mount and unmount meanwhile).
     """
 
-    def __init__(self, prefix="sgrace"):
+    def __init__(self, prefix="sgrace", whole_mount_table=True):
         self.prefix = prefix
+        self.whole_mount_table = whole_mount_table
         self.user = "%s%s" % (prefix, uuid.uuid4().hex[:6])
         self.base = "/var/tmp/%s-%s" % (prefix, uuid.uuid4().hex[:8])
         self.uid = self.gid = None
@@ -231,7 +243,7 @@ class RaceWorld:
         self._write(self.victim + "/bin/tool", VICTIM_PROGRAM, 0o755)
         self._write(self.victim + "/etc/cron.d/job", b"* * * * * root true\n", 0o644)
         self.add_victim(self.victim)
-        self._mounts_before = _mount_table([self.agent])
+        self._mounts_before = self._mounts()
         return self
 
     def __exit__(self, *exc):
@@ -244,6 +256,9 @@ class RaceWorld:
                 subprocess.run(["umount", "-l", point], check=False, capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
         subprocess.run(["userdel", self.user], check=False, capture_output=True)
+
+    def _mounts(self):
+        return _mount_table([self.agent], None if self.whole_mount_table else self.base)
 
     @staticmethod
     def _write(path, data, mode, owner=None):
@@ -299,7 +314,7 @@ class RaceWorld:
                                                               for k in diff[:4])))
                 else:
                     changes.append("%s: %s -> %s" % (path, before, now))
-        mounts = _mount_table([self.agent])
+        mounts = self._mounts()
         if mounts != self._mounts_before:
             added = sorted(set(mounts) - set(self._mounts_before))
             gone = sorted(set(self._mounts_before) - set(mounts))
