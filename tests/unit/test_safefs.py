@@ -1,6 +1,7 @@
 # Copyright: sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """safefs: the descriptor primitives of the root side (raced in tests/integration/test_race_safefs.py)."""
+import errno
 import os
 import stat
 import types
@@ -124,6 +125,25 @@ def test_unlink_at_removes_only_the_inode_expected(tmp_path):
             safefs.unlink_at(held.fd, "f", expected=(st.st_dev, st.st_ino + 1))
         assert safefs.unlink_at(held.fd, "f", expected=(st.st_dev, st.st_ino)) is True
         assert safefs.unlink_at(held.fd, "f") is False
+
+
+def test_rmdir_at_removes_only_the_empty_directory_expected(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_bytes(b"")
+    os.symlink(str(tmp_path / "d"), str(tmp_path / "link"))
+    st = os.lstat(tmp_path / "d")
+    with safefs.open_dir(str(tmp_path)) as held:
+        with pytest.raises(safefs.PathRefused, match="not the directory that was checked"):
+            safefs.rmdir_at(held.fd, "d", expected=(st.st_dev, st.st_ino + 1))
+        with pytest.raises(safefs.PathRefused, match="a symlink, not a directory"):
+            safefs.rmdir_at(held.fd, "link")
+        with pytest.raises(OSError) as err:
+            safefs.rmdir_at(held.fd, "full")
+        assert err.value.errno == errno.ENOTEMPTY
+        assert safefs.rmdir_at(held.fd, "d", expected=(st.st_dev, st.st_ino)) is True
+        assert safefs.rmdir_at(held.fd, "d") is False
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "full" / "x").exists()
 
 
 def test_set_mode_and_set_owner_act_on_the_descriptor_only_when_needed(tmp_path):

@@ -20,7 +20,9 @@ so a path through it means nothing between one system call and the next. Here:
   :func:`read_at` (``O_PATH|O_NOFOLLOW``, ``fstat`` says regular file, then the same inode
   reopened through ``/proc/self/fd/N`` with ``O_NONBLOCK``: a FIFO never blocks a read and a
   device is never opened), :func:`lstat_at`, :func:`rename_at` (identity checked before and
-  after), :func:`unlink_at`, and ``atomicfile.write_at`` for whole files.
+  after), :func:`unlink_at`, :func:`rmdir_at`, and ``atomicfile.write_at`` for whole files
+  (``safemove.move_at`` moves a file, link or tree between held directories, across file
+  systems too).
 - A mode is never copied from an inode the agent controls with its setuid/setgid bits:
   :func:`plain_mode`.
 
@@ -377,6 +379,27 @@ def unlink_at(dir_fd, name, expected=None, path_for_errors=None):
     if expected is not None and (st.st_dev, st.st_ino) != tuple(expected):
         raise PathRefused(path_for_errors or name, "is not the file that was checked (replaced since); left alone")
     os.unlink(name, dir_fd=dir_fd)
+    return True
+
+
+def rmdir_at(dir_fd, name, expected=None, path_for_errors=None):
+    """Remove the empty directory ``name`` from ``dir_fd`` (unlinkat AT_REMOVEDIR), when it is
+    still the inode ``expected`` ((st_dev, st_ino) or None); False when it was already gone.
+
+    A symlink or anything else at the name is refused (PathRefused); a directory that is not
+    empty raises OSError ENOTEMPTY, as rmdir does.
+    """
+    try:
+        handle, st = open_handle_at(dir_fd, name)
+    except FileNotFoundError:
+        return False
+    os.close(handle)
+    shown = path_for_errors or name
+    if not stat.S_ISDIR(st.st_mode):
+        raise PathRefused(shown, "is %s, not a directory; left alone" % _kind(st))
+    if expected is not None and (st.st_dev, st.st_ino) != tuple(expected):
+        raise PathRefused(shown, "is not the directory that was checked (replaced since); left alone")
+    os.rmdir(name, dir_fd=dir_fd)
     return True
 
 
