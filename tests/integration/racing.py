@@ -29,6 +29,8 @@ import subprocess
 import time
 import uuid
 
+from sandboxguard import mountinfo
+
 DEFAULT_SECONDS = float(os.environ.get("SANDBOXGUARD_RACE_SECONDS", "4"))
 VICTIM_SECRET = b"root:$y$j9T$victim-hash:19000:0:99999:7:::\n"
 VICTIM_PROGRAM = b"#!/bin/sh\necho victim program\n"
@@ -174,15 +176,22 @@ def _snapshot_tree(top):
     return found
 
 
-def _mount_table(outside):
-    """The mount points and options of /proc/self/mountinfo, outside the agent's tree."""
+def _below(path, top):
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _mount_table(inside, outside):
+    """(mount point, root, options) of every mount at or below one of ``inside`` and not
+    below ``outside`` (the agent's tree), from /proc/self/mountinfo (escapes undone).
+
+    Only the world's own victims count: other tests (containers, other engineers' mounts)
+    change the rest of the table at any moment, so a race test can run beside them.
+    """
     lines = []
-    with open("/proc/self/mountinfo", "rb") as handle:
-        for line in handle:
-            fields = line.split(b" ")
-            point = fields[4].decode("utf-8", "surrogateescape")
-            if not any(point == top or point.startswith(top + "/") for top in outside):
-                lines.append((point, fields[3], fields[5]))
+    for mount in mountinfo.read_mountinfo():
+        point = os.fsdecode(mount["mount_point"])
+        if any(_below(point, top) for top in inside) and not _below(point, outside):
+            lines.append((point, mount["root"], tuple(mount["options"])))
     return sorted(lines)
 
 
@@ -213,14 +222,13 @@ class RaceWorld:
     ``base``: a root-owned 0755 directory under /var/tmp holding ``agent/`` (the user's,
     0755) and ``victim/`` (root's: ``secret`` 0600, ``program`` 0755, ``bin/`` 0755 with
     ``tool`` 0755, ``etc/cron.d/`` 0755, ``ro/``). ``victims`` are compared after every
-    call; tests may add their own with :meth:`add_victim`.
+    call, and so are the mounts at or below ``base`` outside ``agent/`` (a mount over a
+    victim, a victim mount unmounted or remounted); tests may add their own with
+    :meth:`add_victim` and :meth:`add_mount_victim`.
     """
 
-    def __init__(self, prefix="sgrace", mounts=True):
+    def __init__(self, prefix="sgrace"):
         self.prefix = prefix
-        # mounts=False: leave the mount table out of the comparison, for operations that
-        # never mount (other tests and containers on the same machine change it meanwhile)
-        self.mounts = mounts
         self.user = "%s%s" % (prefix, uuid.uuid4().hex[:6])
         self.base = "/var/tmp/%s-%s" % (prefix, uuid.uuid4().hex[:8])
         self.uid = self.gid = None
@@ -249,7 +257,8 @@ class RaceWorld:
         self._write(self.victim + "/bin/tool", VICTIM_PROGRAM, 0o755)
         self._write(self.victim + "/etc/cron.d/job", b"* * * * * root true\n", 0o644)
         self.add_victim(self.victim)
-        self._mounts_before = _mount_table([self.agent])
+        self.mount_victims = [self.base]
+        self._mounts_before = _mount_table(self.mount_victims, self.agent)
         return self
 
     def __exit__(self, *exc):
@@ -288,6 +297,13 @@ class RaceWorld:
         path = os.path.join(self.agent, relative.strip("/"))
         self.agent_dir(os.path.dirname(relative.strip("/"))) if "/" in relative.strip("/") else None
         self._write(path, data, mode, (self.uid, self.gid))
+        return path
+
+    def add_mount_victim(self, path):
+        """Also compare the mounts at or below ``path`` (e.g. /etc, when a test mounts a
+        victim elsewhere); the world's own base directory is always compared."""
+        self.mount_victims.append(path)
+        self._mounts_before = _mount_table(self.mount_victims, self.agent)
         return path
 
     def add_victim(self, path):
@@ -348,7 +364,7 @@ class RaceWorld:
                                                               for k in diff[:4])))
                 else:
                     changes.append("%s: %s -> %s" % (path, before, now))
-        mounts = _mount_table([self.agent]) if self.mounts else self._mounts_before
+        mounts = _mount_table(self.mount_victims, self.agent)
         if mounts != self._mounts_before:
             added = sorted(set(mounts) - set(self._mounts_before))
             gone = sorted(set(self._mounts_before) - set(mounts))

@@ -89,9 +89,7 @@ except OSError:
 
 @pytest.fixture
 def world():
-    # nothing here mounts: the mount table (which other tests' containers change meanwhile)
-    # is left out; the victims are files and directories
-    with RaceWorld("sgwr", mounts=False) as made:
+    with RaceWorld("sgwr") as made:
         yield made
 
 
