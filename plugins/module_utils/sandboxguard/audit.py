@@ -226,7 +226,10 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
         except (hm.HomeModeError, YamlEditError, OSError, UnicodeDecodeError) as exc:
             errors.append(_error("home_mode", home, str(exc)))
             continue
+        errors.extend(_error("home_mode", error["path"], error["error"]) for error in report["errors"])
         for entry in report["homes"]:
+            if entry.get("error"):
+                continue  # refused (a FIFO config, a symlinked profile): an error above, not a finding
             current = entry["previous"] if "config" in report["where"] else entry["env_previous"]
             homes.append({"hermes_home": entry["hermes_home"], "mode": current, "env_mode": entry["env_previous"]})
             if wanted is None:
