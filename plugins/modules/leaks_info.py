@@ -49,6 +49,7 @@ options:
     default: false
 extends_documentation_fragment:
   - sandboxguard.boundary.leaks
+  - sandboxguard.boundary.names
 notes:
   - Supports check mode (it never changes anything).
   - Named C(sandboxguard.boundary.boundary_leaks_info) before 0.2.0; that name redirects here with a deprecation
@@ -210,7 +211,7 @@ baseline:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module import (
     LEAKS_ARGUMENT_SPEC,
     audit_kwargs,
@@ -241,7 +242,7 @@ def main():
         else:
             report = audit(**args)
     except LeakAuditError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))
     fail_msg = None
     if p["fail_on_leaks"] and report["leaks"]:
         counts = ", ".join("%s=%s" % (kind, count) for kind, count in report["counts"].items()

@@ -29,6 +29,7 @@ options:
     default: /var/lib/sandboxguard/quarantine
 extends_documentation_fragment:
   - sandboxguard.boundary.leaks
+  - sandboxguard.boundary.names
 notes:
   - Needs root (C(become)) for other users' tables and homes.
 seealso:

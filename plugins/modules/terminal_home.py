@@ -22,6 +22,8 @@ description:
   - New files are created with mode 0600 and the owner of the Hermes home; existing files keep their mode and owner.
   - With O(eval_isolation=true) also installs the crontab shim and an eval-run wrapper (see O(bin_dir)).
 version_added: 1.0.0
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -158,6 +160,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
     HomeModeError,
     configure_terminal_home,
@@ -182,7 +185,7 @@ def main():
     )
     p = module.params
     if not p["hermes_home"]:
-        module.fail_json(msg="hermes_home is empty: give the Hermes home directory (or a list of them)")
+        fail(module, "hermes_home is empty: give the Hermes home directory (or a list of them)")
     reports = []
     for hermes_home in p["hermes_home"]:
         try:
@@ -191,9 +194,9 @@ def main():
                 create_profile_home=p["create_profile_home"], dry_run=module.check_mode,
             ))
         except (HomeModeError, YamlEditError) as exc:
-            module.fail_json(msg=str(exc))
+            fail(module, str(exc))
         except OSError as exc:
-            module.fail_json(msg="%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
+            fail(module, "%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
     result = {
         "changed": any(r["changed"] for r in reports),
         "mode": reports[0]["mode"],
@@ -205,15 +208,15 @@ def main():
         result["diff"] = [d for r in reports for d in r["diff"]]
     if p["eval_isolation"]:
         if not os.access(p["python"], os.X_OK):
-            module.fail_json(msg="python %s is not executable: install python3 or set python to an interpreter "
-                                 "the agent user can run" % p["python"])
+            fail(module, "python %s is not executable: install python3 or set python to an interpreter "
+                 "the agent user can run" % p["python"])
         try:
             shim = install_eval_tools(p["bin_dir"], python=p["python"], dry_run=module.check_mode)
         except OSError as exc:
-            module.fail_json(msg="%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc))
+            fail(module, "%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc))
         result["shim"] = shim
         result["changed"] = result["changed"] or shim["changed"]
-    module.exit_json(**result)
+    exit_result(module, **result)
 
 
 if __name__ == "__main__":
