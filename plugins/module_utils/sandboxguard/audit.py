@@ -25,6 +25,7 @@ from . import audit_record as audit_report
 from . import report as envelope
 from . import sandboxes
 from . import strip as stripmod
+from .text import escape
 
 DOCKER_MODES = ("auto", "always", "never")
 DEFAULT_ENGINE_TIMEOUT_S = 10
@@ -53,7 +54,8 @@ def _verdict(findings, errors, complete=True, reason=None, **details):
         status = audit_report.ERROR
         if reason is None:
             first = errors[0] if errors else None
-            reason = ("%s: %s" % (first["path"], first["error"])) if first else "the check did not complete"
+            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
+                      else "the check did not complete")
             if len(errors) > 1:
                 reason += " (and %d more error(s))" % (len(errors) - 1)
     else:
@@ -195,7 +197,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
     reason = None
     if not report["complete"]:
         reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
-            ", ".join(walk), report["elapsed"], budget or 0)
+            ", ".join(escape(w) for w in walk), report["elapsed"], budget or 0)
         warnings.append(reason)
     counts = {k: report["counts"][k] for k in ("setid", "caps", "files", "dirs", "unlisted")}
     return _verdict(findings, errors, report["complete"], reason, roots=walk, absent=absent,
@@ -240,7 +242,8 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
                 if entry["config_changed"] or entry["env_changed"]:
                     reasons.append("TERMINAL_HOME_MODE is %s, asked for %s" % (current or "unset (auto)", wanted))
                 if entry["profile_home_changed"]:
-                    reasons.append("profile home %s is missing or writable by group/other" % entry["profile_home"])
+                    reasons.append("profile home %s is missing or writable by group/other"
+                                   % escape(entry["profile_home"]))
                 findings.append({"path": entry["hermes_home"], "mode": current, "wanted": wanted,
                                  "files": what, "reason": "; ".join(reasons)})
     if wanted is None and not errors:
@@ -274,15 +277,15 @@ def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
     """
     paths = []
     for home in hermes_homes:
-        paths.append((home, "owner of the Hermes home %s" % home))
+        paths.append((home, "owner of the Hermes home %s" % escape(home)))
         for name in _profile_names(home):
             profile = os.path.join(home, "profiles", name)
-            paths.append((profile, "owner of the profile %s" % profile))
+            paths.append((profile, "owner of the profile %s" % escape(profile)))
     if sandbox_dir:
-        paths.append((sandbox_dir, "owner of TERMINAL_SANDBOX_DIR %s" % sandbox_dir))
+        paths.append((sandbox_dir, "owner of TERMINAL_SANDBOX_DIR %s" % escape(sandbox_dir)))
     for root in sandboxes.derive_sandbox_roots(hermes_homes, sandbox_dir or None, (), {
             home: _profile_names(home) for home in hermes_homes}):
-        paths.append((root["path"], "owner of the sandbox directory %s" % root["path"]))
+        paths.append((root["path"], "owner of the sandbox directory %s" % escape(root["path"])))
     sources = {}
     for path, why in paths:
         try:

@@ -52,7 +52,7 @@ def _read(path):
         raise ConfigError("%s is a symlink: point path at the real config file (it is never followed)" % path)
     if not stat.S_ISREG(st.st_mode):
         raise ConfigError("%s is not a regular file" % path)
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:  # bytes kept as they are
         return handle.read()
 
 

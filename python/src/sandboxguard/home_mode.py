@@ -462,7 +462,7 @@ def hermes_homes(hermes_home, include_profiles=True):
 
 def _read_text(path):
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:  # bytes kept as they are
             return handle.read()
     except FileNotFoundError:
         return None
