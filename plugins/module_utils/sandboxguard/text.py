@@ -17,9 +17,11 @@ UTF8 string value"). Three functions, one for each place a name goes:
   reports): every string that is valid UTF-8 stays as it is (JSON escapes its control
   characters; people see ``escape`` of it when it is printed); a string holding bytes
   that are not UTF-8 is carried as ``escape(value)``, and its key ``K`` gets a sibling
-  ``K_b64`` with the base64 of the raw bytes. For a list of strings with one such entry,
-  ``K_b64`` is a parallel list with the base64 of every string entry. :func:`from_result`
-  undoes it (``from_result(for_result(x)) == x``): the names as os.fsdecode makes them.
+  ``K_b64`` with the base64 of the raw bytes. For a list holding one such string (in it
+  or in a list in it), ``K_b64`` is a parallel list: the base64 of every string, a
+  parallel list for every list, null for anything else (a dict inside carries its own
+  siblings). :func:`from_result` undoes it (``from_result(for_result(x)) == x``): the
+  names as os.fsdecode makes them.
 
 The rule a reader of a result applies: when ``K_b64`` is present, it is the bytes;
 otherwise ``K`` encoded as UTF-8 is.
@@ -96,18 +98,30 @@ def _b64(text):
     return base64.b64encode(raw_bytes(text)).decode("ascii")
 
 
+def _text(value):
+    return os.fsdecode(value) if isinstance(value, bytes) else value
+
+
+def _needs_bytes(value):
+    """True when a string in `value` (or in its lists, not in its dicts) is not UTF-8."""
+    if isinstance(value, (str, bytes)):
+        return not is_valid(_text(value))
+    if isinstance(value, (list, tuple)):
+        return any(_needs_bytes(item) for item in value)
+    return False
+
+
+def _coded(value):
+    if isinstance(value, (str, bytes)):
+        return _b64(_text(value))
+    if isinstance(value, (list, tuple)):
+        return [_coded(item) for item in value]
+    return None  # a number, None, or a dict (whose own keys carry their siblings)
+
+
 def _lossless(value):
     """The `K_b64` sibling of a value, or None when the value is carried as it is."""
-    if isinstance(value, bytes):
-        value = os.fsdecode(value)
-    if isinstance(value, str):
-        return None if is_valid(value) else _b64(value)
-    if isinstance(value, (list, tuple)) and any(
-            isinstance(item, (str, bytes)) and not is_valid(os.fsdecode(item) if isinstance(item, bytes) else item)
-            for item in value):
-        return [_b64(os.fsdecode(item) if isinstance(item, bytes) else item) if isinstance(item, (str, bytes))
-                else None for item in value]
-    return None
+    return _coded(value) if _needs_bytes(value) else None
 
 
 def for_result(value):
@@ -168,6 +182,7 @@ def from_result(value):
 
 
 def _restore(item, lossless):
+    """`item` as it was before for_result, from its sibling, or None when they do not fit."""
     if isinstance(lossless, str) and isinstance(item, str):
         return _decode_b64(lossless)
     if isinstance(lossless, list) and isinstance(item, list) and len(lossless) == len(item):
@@ -176,9 +191,9 @@ def _restore(item, lossless):
             if coded is None:
                 out.append(from_result(shown))
                 continue
-            name = _decode_b64(coded) if isinstance(coded, str) else None
-            if name is None:
+            restored = _restore(shown, coded)
+            if restored is None:
                 return None
-            out.append(name)
+            out.append(restored)
         return out
     return None
