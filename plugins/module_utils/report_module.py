@@ -11,7 +11,9 @@ and warns through :func:`warn` (``tests/unit/test_module_exits.py`` fails on a d
 ``exit_json``/``fail_json``/``warn``): the result passes through ``text.for_result``
 (ansible-core 2.19+ refuses a whole result holding one name that is not UTF-8; such a
 name is carried escaped, with its bytes in a ``<key>_b64`` sibling), and the message and
-each warning through ``text.one_line`` (a newline in a name never starts a line).
+each warning through ``text.one_line`` (a newline in a name never starts a line). A
+``diff`` is for people only (Ansible prints it as it is): each of its lines goes through
+``text.one_line``, so a config value with an escape sequence cannot drive the terminal.
 """
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import (
@@ -37,11 +39,28 @@ def warn(module, text):
 
 def fail(module, msg, **result):
     """fail_json: ``msg`` as one printable line, ``result`` as text.for_result carries it."""
+    if "diff" in result:
+        result["diff"] = diff_for_people(result["diff"])
     module.fail_json(msg=one_line(msg), **for_result(result))
 
 
+def _diff_lines(text):
+    return "\n".join(one_line(line) for line in text.split("\n")) if isinstance(text, str) else text
+
+
+def diff_for_people(diff):
+    """A module's ``diff`` (a dict or a list of dicts): every line of every text one printable line."""
+    if isinstance(diff, list):
+        return [diff_for_people(d) for d in diff]
+    if isinstance(diff, dict):
+        return {key: _diff_lines(value) for key, value in diff.items()}
+    return diff
+
+
 def exit_result(module, **result):
-    """exit_json with ``result`` as text.for_result carries it."""
+    """exit_json with ``result`` as text.for_result carries it (its ``diff`` through diff_for_people)."""
+    if "diff" in result:
+        result["diff"] = diff_for_people(result["diff"])
     module.exit_json(**for_result(result))
 
 

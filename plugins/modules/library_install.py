@@ -94,6 +94,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import install
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
 
 
 def main():
@@ -118,8 +119,8 @@ def main():
         fail(module, "%s: %s" % (exc.filename or p["dest"], exc.strerror or exc), dest=p["dest"])
     extra = {}
     if module._diff and report["changed"]:
-        lines = ["write  %s\n" % f for f in report["written"]]
-        lines.extend("remove %s\n" % f for f in report["removed"])
+        lines = ["write  %s\n" % escape(f) for f in report["written"]]
+        lines.extend("remove %s\n" % escape(f) for f in report["removed"])
         extra["diff"] = {"before_header": p["dest"], "after_header": p["dest"], "prepared": "".join(lines)}
     exit_report(module, report, **extra)
 

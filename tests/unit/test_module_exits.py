@@ -36,7 +36,7 @@ def test_no_module_or_module_util_exits_or_warns_by_itself():
 
 def test_the_one_way_out_applies_for_result_and_one_line():
     text = dict(_sources("plugins", "module_utils"))["report_module.py"]
-    assert "module.exit_json(**for_result(result))" in text
+    assert "module.exit_json(**for_result(result))" in text and "diff_for_people" in text
     assert "module.fail_json(msg=one_line(msg), **for_result(result))" in text
     assert "module.warn(one_line(text))" in text
 
