@@ -386,11 +386,15 @@ def test_leaks_remove_quarantines_every_hostile_leak(leaks_planted, base):
 
 @pytest.fixture
 def mount_point():
+    """A sandbox root with a hostile name, and beside it a directory whose name is not UTF-8
+    (mounted on the root by a test: mountinfo then shows that name as the mount's root)."""
     # Below /var/tmp with 0755 parents, as test_nosuid_mount's roots are.
     top = "/var/tmp/%s-%s" % (PREFIX, uuid.uuid4().hex[:6])
     path = top + "/h <script>&amp;]]>\x1b\x07\nx/sandboxes/docker"
+    source = os.path.join(os.fsencode(top), b"src\xff\xfe\n<b>")
     os.makedirs(path)
-    yield path
+    os.makedirs(source)
+    yield {"path": path, "source": source}
     for _ in range(4):
         if subprocess.run(["umount", path], capture_output=True, check=False).returncode != 0:
             break
@@ -398,13 +402,27 @@ def mount_point():
 
 
 def test_nosuid_mount_mounts_and_unmounts_a_hostile_path(mount_point):
-    mounted = run_module("nosuid_mount", {"path": [mount_point], "persist": "none"}, "--diff")
+    path = mount_point["path"]
+    mounted = run_module("nosuid_mount", {"path": [path], "persist": "none"}, "--diff")
     assert mounted["changed"] is True and not mounted.get("failed"), mounted.get("msg")
-    assert [p["path"] for p in mounted["paths"]] == [mount_point]
-    again = run_module("nosuid_mount", {"path": [mount_point], "persist": "none"})
+    assert [p["path"] for p in mounted["paths"]] == [path]
+    again = run_module("nosuid_mount", {"path": [path], "persist": "none"})
     assert again["changed"] is False
-    gone = run_module("nosuid_mount", {"path": [mount_point], "persist": "none", "state": "unmounted"})
+    gone = run_module("nosuid_mount", {"path": [path], "persist": "none", "state": "unmounted"})
     assert gone["changed"] is True and not gone.get("failed"), gone.get("msg")
+
+
+def test_nosuid_mount_describes_a_mount_whose_root_is_not_utf8(mount_point):
+    path = mount_point["path"]
+    subprocess.run([b"mount", b"--bind", mount_point["source"], os.fsencode(path)], check=True)
+    shown = escape(os.fsdecode(mount_point["source"]))
+    left = run_module("nosuid_mount", {"path": [path], "persist": "none", "state": "unmounted"})
+    assert left["changed"] is False and not left.get("failed"), left.get("msg")
+    assert [w for w in left["warnings"] if shown in w and "left mounted" in w]  # one line, the name escaped
+    fixed = run_module("nosuid_mount", {"path": [path], "persist": "none"})
+    assert fixed["changed"] is True and not fixed.get("failed"), fixed.get("msg")
+    [entry] = from_result(fixed)["paths"]
+    assert os.fsencode(mount_point["source"]) in os.fsencode(entry["before"])  # exact, through before_b64
 
 
 def test_library_install_removes_stale_files_with_hostile_names(base):
