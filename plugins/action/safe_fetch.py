@@ -65,8 +65,8 @@ class ActionModule(ActionBase):
         result.update(for_result(report))
         result["changed"] = bool(report["changed"])
         if report["refused"]:
-            result["msg"] = one_line("refused %s (%s): %s" % (escape(args["src"]), report["refused_code"],
-                                                               report["refused"]))
+            result["msg"] = one_line("refused %s (%s): %s"
+                                     % (escape(args["src"]), report["refused_code"], report["refused"]))
             if args["fail_on_refused"]:
                 result["failed"] = True
         else:

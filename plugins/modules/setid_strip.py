@@ -112,7 +112,10 @@ files:
   elements: dict
   contains:
     path:
-      description: 'Path of the file, as it is when it is valid UTF-8; a path holding bytes that are not UTF-8 is shown escaped (C(\xff), C(\n), a backslash doubled) and RV(files[].path_b64) holds its bytes.'
+      description:
+        - Path of the file, as it is when it is valid UTF-8.
+        - 'A path holding bytes that are not UTF-8 is shown escaped (C(\xff), C(\n), a backslash doubled) and
+          RV(files[].path_b64) holds its bytes.'
       type: str
       returned: always
     path_b64:
