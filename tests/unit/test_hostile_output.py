@@ -127,8 +127,9 @@ def test_scope_reasons_and_root_sources_escape_agent_names(tmp_path):
 
     home = os.path.join(os.fsencode(str(tmp_path)), b"h")
     os.makedirs(os.path.join(home, b"profiles", b"p\nforged\xff"))
-    names, sources = audit.agent_accounts([os.fsdecode(home)])
-    assert all("\n" not in why for whys in sources.values() for why in whys)
+    _names, sources = audit.agent_accounts([os.fsdecode(home)])
+    whys = [why for found in sources.values() for why in found]
+    assert all("\n" not in why for why in whys) and [why for why in whys if "p\\nforged\\xff" in why], whys
     roots = sandboxes.derive_sandbox_roots([os.fsdecode(home)], None, (), {os.fsdecode(home): ["p\nforged"]})
     assert [r["source"] for r in roots][-1] == "profile p\\nforged of %s" % escape(os.fsdecode(home))
     roots = [{"path": "/srv/h/sandboxes/docker", "realpath": "/srv/h/sandboxes/docker", "source": "x"}]
