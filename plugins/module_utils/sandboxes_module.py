@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Module-side glue for the Docker sandbox modules: shared options and the engine connection."""
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import docker_engine
 
 SANDBOX_ARGUMENT_SPEC = dict(
@@ -18,4 +19,4 @@ def connect_or_fail(module):
     try:
         return docker_engine.connect(module.params["docker_host"])
     except docker_engine.EngineError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))

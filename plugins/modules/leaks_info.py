@@ -50,6 +50,7 @@ options:
     default: false
 extends_documentation_fragment:
   - sandboxguard.boundary.leaks
+  - sandboxguard.boundary.names
 notes:
   - Supports check mode (it never changes anything).
   - Named C(sandboxguard.boundary.boundary_leaks_info) before 0.2.0; that name redirects here with a deprecation
@@ -225,7 +226,7 @@ baseline:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module import (
     LEAKS_ARGUMENT_SPEC,
     audit_kwargs,
@@ -252,7 +253,7 @@ def main():
     p = module.params
     users, scope, reason = leak_scope(p)
     if not users:
-        module.fail_json(msg="leaks_info: %s" % reason, scope={})
+        fail(module, "leaks_info: %s" % reason, scope={})
     args = audit_kwargs(p, users)
     try:
         if p["baseline"]:
@@ -260,7 +261,7 @@ def main():
         else:
             report = audit(**args)
     except LeakAuditError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))
     report["scope"] = scope
     fail_msg = None
     if p["fail_on_leaks"] and report["leaks"]:

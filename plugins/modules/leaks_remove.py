@@ -38,6 +38,7 @@ options:
     default: /var/lib/sandboxguard/quarantine
 extends_documentation_fragment:
   - sandboxguard.boundary.leaks
+  - sandboxguard.boundary.names
 notes:
   - Needs root (C(become)) for other users' tables and homes.
 seealso:
@@ -106,7 +107,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module
     audit_kwargs,
     leak_scope,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks, leaks_remove
 
 
@@ -121,7 +122,7 @@ def main():
     p = module.params
     users, scope, reason = leak_scope(p)
     if not users:
-        module.fail_json(msg="leaks_remove: %s" % reason, scope={}, removed=[])
+        fail(module, "leaks_remove: %s" % reason, scope={}, removed=[])
     found = leaks.audit(**audit_kwargs(p, users))
     report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
     report["scope"] = scope

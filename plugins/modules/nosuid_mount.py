@@ -23,6 +23,8 @@ description:
   - O(state=unmounted) removes only bind mounts of O(path) onto itself (never a filesystem
     mounted there by someone else, which gets a warning) and whatever this module persisted
     for O(path) (its systemd unit or its fstab line).
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -139,6 +141,7 @@ warnings:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import nosuid
 
 
@@ -162,13 +165,11 @@ def main():
         result = nosuid.ensure(p["path"], p["state"], p["persist"], run=run, check_mode=module.check_mode,
                                unit_dir=p["unit_dir"], fstab=p["fstab"])
     except nosuid.NosuidError as exc:
-        module.fail_json(msg=str(exc))
-    for warning in result["warnings"]:
-        module.warn(warning)
+        fail(module, str(exc))
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff
-    module.exit_json(**result)
+    exit_report(module, result)
 
 
 if __name__ == "__main__":

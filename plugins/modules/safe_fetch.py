@@ -44,6 +44,8 @@ description:
     Python is not needed on the target.
   - The same checks are available outside Ansible as C(sandboxguard fetch) (paramiko or the
     Docker SDK) and as the library function C(sandboxguard.fetch.fetch).
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:

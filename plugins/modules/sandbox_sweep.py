@@ -67,6 +67,7 @@ options:
     default: false
 extends_documentation_fragment:
   - sandboxguard.boundary.sandboxes
+  - sandboxguard.boundary.names
 attributes:
   check_mode:
     support: full
@@ -193,7 +194,7 @@ containers:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
@@ -217,7 +218,7 @@ def main():
                            required_if=[("method", "container", ("image",))], required_by={"group": "owner"})
     p = module.params
     if p["budget_per_step"] < 0:
-        module.fail_json(msg="budget_per_step must be 0 (no limit) or more, got %s" % p["budget_per_step"])
+        fail(module, "budget_per_step must be 0 (no limit) or more, got %s" % p["budget_per_step"])
     owner = resolve_owner(module, p["owner"], p["group"])
     client = connect_or_fail(module)
     try:
@@ -226,7 +227,7 @@ def main():
             as_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
             p["budget_per_step"], module.check_mode, p["return_ownership"])
     except Exception as exc:  # engine errors, a named container that does not exist
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))
     fail_msg = None
     if result["warnings"] and p["fail_on_warnings"]:
         fail_msg = "%d sandbox(es) not swept completely: %s" % (len(result["warnings"]), "; ".join(result["warnings"]))

@@ -28,6 +28,8 @@ description:
     permission bits (never a setuid, setgid or sticky bit).
   - With O(eval_isolation=true) also installs the crontab shim and an eval-run wrapper (see O(bin_dir)).
 version_added: 1.0.0
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -167,6 +169,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail, warn
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
     HomeModeError,
     configure_terminal_home,
@@ -191,7 +194,7 @@ def main():
     )
     p = module.params
     if not p["hermes_home"]:
-        module.fail_json(msg="hermes_home is empty: give the Hermes home directory (or a list of them)")
+        fail(module, "hermes_home is empty: give the Hermes home directory (or a list of them)")
     reports, failures = [], []
     for hermes_home in p["hermes_home"]:
         # a refused home is reported after the others were configured, never instead of them
@@ -206,7 +209,7 @@ def main():
             failures.append("%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
     failures = list(dict.fromkeys(failures))
     if not reports:
-        module.fail_json(msg="; ".join(failures))
+        fail(module, "; ".join(failures))
     result = {
         "changed": any(r["changed"] for r in reports),
         "mode": reports[0]["mode"],
@@ -218,22 +221,22 @@ def main():
         result["diff"] = [d for r in reports for d in r["diff"]]
     if p["eval_isolation"]:
         if not os.access(p["python"], os.X_OK):
-            module.fail_json(msg="python %s is not executable: install python3 or set python to an interpreter "
-                                 "the agent user can run" % p["python"])
+            fail(module, "python %s is not executable: install python3 or set python to an interpreter "
+                 "the agent user can run" % p["python"])
         try:
             shim = install_eval_tools(p["bin_dir"], python=p["python"], dry_run=module.check_mode)
         except HomeModeError as exc:
-            module.fail_json(msg=str(exc), **result)
+            fail(module, str(exc), **result)
         except OSError as exc:
-            module.fail_json(msg="%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc), **result)
+            fail(module, "%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc), **result)
         result["shim"] = shim
         result["changed"] = result["changed"] or shim["changed"]
     for warning in [w for r in reports for w in r.get("warnings", [])]:
-        module.warn(warning)
+        warn(module, warning)
     errors = failures + [e["error"] for r in reports for e in r.get("errors", [])]
     if errors:
-        module.fail_json(msg="; ".join(errors), **result)
-    module.exit_json(**result)
+        fail(module, "; ".join(errors), **result)
+    exit_result(module, **result)
 
 
 if __name__ == "__main__":

@@ -491,3 +491,73 @@ def test_remediate_a_refused_home_still_quarantines_the_leaks_and_fails_the_host
     assert sorted(os.listdir(fleet["rootdir"])) == ["keep"], "nothing landed through the symlink"
     assert os.path.islink(fleet["homes"]["refused"] / "home")
     assert "home_mode: profile" in (fleet["homes"]["clean"] / "config.yaml").read_text()
+
+
+# --- hostile names (issue 19 item 5) --------------------------------------------------------
+
+@pytest.mark.controller
+def test_audit_and_remediate_with_hostile_names(tmp_path):
+    """A setuid-root shell beside a setuid file named b"bad\\xff\\xfe" (ansible-core 2.19+ refused the
+    whole audit result: the host was an error and neither file was named, and remediate failed on
+    its first task), a profile whose name is not UTF-8 with a setgid file in its sandbox (a root
+    that is not UTF-8: remediate must still strip it), names with ESC, BEL, a newline, markup and
+    ']]>', and a cron line that is not UTF-8: the audit names every one and remediate fixes them."""
+    import base64
+
+    from sandboxguard.text import from_result
+
+    home = tmp_path / ".hermes"
+    ws = os.path.join(os.fsencode(str(home)), b"sandboxes/docker/t1/workspace")
+    profile_ws = os.path.join(os.fsencode(str(home)), b"profiles/p\xff\xfe/sandboxes/docker/t2/workspace")
+    os.makedirs(ws)
+    os.makedirs(profile_ws)
+    (home / "config.yaml").write_text("terminal:\n  home_mode: real\n")
+    planted = [os.path.join(ws, b"rootshell"), os.path.join(ws, b"bad\xff\xfe"),
+               os.path.join(ws, b"esc\x1b[2J\x07<script>alert(1)<!--&amp;]]>\nx"),
+               os.path.join(profile_ws, b"setgid-\xff")]
+    for path in planted:
+        with open(path, "wb") as handle:
+            handle.write(open("/bin/true", "rb").read())
+        os.chmod(path, 0o6755 if b"setgid" not in path else 0o2755)
+    spool, tmp = tmp_path / "spool", tmp_path / "tmp"
+    spool.mkdir()
+    tmp.mkdir()
+    (spool / "root").write_bytes(b"*/5 * * * * /root/.hermes/scripts/beacon\xff.sh \x1b]0;x\x07 <b>]]>\n")
+    inventory = tmp_path / "inventory"
+    inventory.write_text(
+        "[agents]\nsgnames ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s "
+        "sandboxguard_leak_users=root sandboxguard_leak_spool_dir=%s sandboxguard_leak_tmp_dir=%s\n"
+        % (PYTHON, home, spool, tmp))
+    fleet = {"inventory": inventory, "tmp": tmp_path, "reports": tmp_path / "reports"}
+    rc, out = playbook(fleet, "audit", audit_vars(fleet))
+    assert rc != 0
+    report = load(fleet["reports"] / "boundary-audit.json")
+    host = report["hosts"]["sgnames"]
+    assert host["status"] == "findings", host
+    if jsonschema is not None:
+        with open(SCHEMA) as f:
+            jsonschema.validate(report, json.load(f))
+    checks = from_result(host)["checks"]
+    found = sorted(os.fsencode(f["path"]) for f in checks["privileged_files"]["findings"])
+    assert found == sorted(planted)
+    assert os.path.dirname(os.path.dirname(profile_ws)) in [
+        base64.b64decode(c) for c in host["checks"]["privileged_files"]["roots_b64"]]
+    [job] = checks["leaks"]["findings"]
+    assert os.fsencode(job["entry"]) == b"*/5 * * * * /root/.hermes/scripts/beacon\xff.sh \x1b]0;x\x07 <b>]]>"
+    junit = ET.parse(fleet["reports"] / "boundary-audit.xml").getroot()  # noqa: S314
+    message = junit.find("testsuite/testcase[@name='privileged_files']/failure").get("message")
+    assert "bad\\xff\\xfe" in message and "rootshell" in message and "\\x1b[2J\\x07<script>" in message
+    page = (fleet["reports"] / "boundary-audit.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;!--&amp;amp;]]&gt;\\nx" in page and "<script>" not in page
+    assert os.stat(planted[0]).st_mode & 0o4000, "the audit changed a file"
+
+    survey = {"sandboxguard_home_mode": "profile", "sandboxguard_quarantine_dir": str(tmp_path / "quarantine")}
+    rc, out = playbook(fleet, "remediate", survey)
+    assert rc == 0, out["stats"]
+    for path in planted:
+        assert not os.stat(path).st_mode & 0o6000, path
+    assert b"beacon" not in (spool / "root").read_bytes()
+    assert "home_mode: profile" in (home / "config.yaml").read_text()
+    rc, out = playbook(fleet, "audit", audit_vars(fleet))
+    assert rc == 0, out["stats"]
+    assert load(fleet["reports"] / "boundary-audit.json")["hosts"]["sgnames"]["status"] == "clean"

@@ -164,11 +164,12 @@ def test_set_config_refuses_a_path_through_a_symlink_others_can_change(tmp_path)
     assert list((tmp_path / "real").iterdir()) == []
 
 
-def test_set_config_refuses_text_that_is_not_utf8(tmp_path):
+def test_set_config_keeps_bytes_that_are_not_utf8_as_they_are(tmp_path):
     path = tmp_path / "config.yaml"
-    path.write_bytes(b"terminal:\n  backend: \xff\n")
-    with pytest.raises(hermes_config.ConfigError, match="not UTF-8"):
-        hermes_config.set_config(str(path), {"terminal.backend": "local"})
+    path.write_bytes(b"# op\xe9rateur\nterminal:\n  backend: \xff\n")
+    report = hermes_config.set_config(str(path), {"terminal.backend": "local"})
+    assert report["changed"] is True
+    assert path.read_bytes() == b"# op\xe9rateur\nterminal:\n  backend: local\n"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving files to another owner needs root")

@@ -26,6 +26,7 @@ import time
 from . import docker_engine, sandboxes
 from . import report as reportmod
 from . import strip as stripmod
+from .text import escape
 
 STEPS = ("chown", "setid", "caps")
 METHODS = ("native", "container")
@@ -150,7 +151,7 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
                       errors=list(report["errors"]))
         if report["errors"]:
             result["error"] = "%d per-file error(s), first: %s: %s" % (
-                report["counts"]["errors"], report["errors"][0]["path"], report["errors"][0]["error"])
+                report["counts"]["errors"], escape(report["errors"][0]["path"]), report["errors"][0]["error"])
         results.append(result)
     return results
 
@@ -320,14 +321,14 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
         entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
     except OSError as exc:
         reportmod.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
-                                      "ownership is not returned" % (path, exc.strerror))
+                                      "ownership is not returned" % (escape(path), exc.strerror))
     own = tuple(entry["owner"]) if entry["owner"] else None
     try:
         st = os.lstat(path)
         if not stat.S_ISDIR(st.st_mode):
             raise OSError(0, "not a directory any more")
     except OSError as exc:
-        reportmod.add_warning(result, "sandbox %s: skipped, %s" % (path, exc.strerror or exc))
+        reportmod.add_warning(result, "sandbox %s: skipped, %s" % (escape(path), exc.strerror or exc))
         entry["skipped"] = str(exc.strerror or exc)
         return entry
     if method == "native":
@@ -339,7 +340,7 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
                 for s in entry["steps"] if s["error"] or not s["complete"]]
     if problems:
         reportmod.add_warning(result, "sandbox %s was not swept completely (%s): %s" % (
-            path, method, "; ".join(problems)))
+            escape(path), method, "; ".join(problems)))
     entry["changed"] = any(s["changed"] for s in entry["steps"])
     return entry
 

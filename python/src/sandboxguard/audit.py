@@ -24,6 +24,7 @@ from . import audit_record as audit_report
 from . import report as envelope
 from . import sandboxes
 from . import strip as stripmod
+from .text import escape
 
 DOCKER_MODES = ("auto", "always", "never")
 DEFAULT_ENGINE_TIMEOUT_S = 10
@@ -52,7 +53,8 @@ def _verdict(findings, errors, complete=True, reason=None, **details):
         status = audit_report.ERROR
         if reason is None:
             first = errors[0] if errors else None
-            reason = ("%s: %s" % (first["path"], first["error"])) if first else "the check did not complete"
+            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
+                      else "the check did not complete")
             if len(errors) > 1:
                 reason += " (and %d more error(s))" % (len(errors) - 1)
     else:
@@ -194,7 +196,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
     reason = None
     if not report["complete"]:
         reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
-            ", ".join(walk), report["elapsed"], budget or 0)
+            ", ".join(escape(w) for w in walk), report["elapsed"], budget or 0)
         warnings.append(reason)
     counts = {k: report["counts"][k] for k in ("setid", "caps", "files", "dirs", "unlisted")}
     return _verdict(findings, errors, report["complete"], reason, roots=walk, absent=absent,
@@ -242,7 +244,8 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
                 if entry["config_changed"] or entry["env_changed"]:
                     reasons.append("TERMINAL_HOME_MODE is %s, asked for %s" % (current or "unset (auto)", wanted))
                 if entry["profile_home_changed"]:
-                    reasons.append("profile home %s is missing or writable by group/other" % entry["profile_home"])
+                    reasons.append("profile home %s is missing or writable by group/other"
+                                   % escape(entry["profile_home"]))
                 findings.append({"path": entry["hermes_home"], "mode": current, "wanted": wanted,
                                  "files": what, "reason": "; ".join(reasons)})
     if wanted is None and not errors:
@@ -293,7 +296,7 @@ def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
         if home_fd is None:
             continue
         try:
-            owner(home_fd, "owner of the Hermes home %s" % home)
+            owner(home_fd, "owner of the Hermes home %s" % escape(home))
             _sandbox_owner(home_fd, ("sandboxes", sandboxes.DOCKER_SUBDIR), home, owner)
             _profile_owners(home_fd, home, owner)
         finally:
@@ -302,7 +305,7 @@ def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
         fd = _open_proven(sandbox_dir)
         if fd is not None:
             try:
-                owner(fd, "owner of TERMINAL_SANDBOX_DIR %s" % sandbox_dir)
+                owner(fd, "owner of TERMINAL_SANDBOX_DIR %s" % escape(sandbox_dir))
                 _sandbox_owner(fd, (sandboxes.DOCKER_SUBDIR,), sandbox_dir, owner)
             finally:
                 os.close(fd)
@@ -352,7 +355,7 @@ def _sandbox_owner(fd, parts, base, owner):
     sub = _open_below(fd, parts)
     if sub is not None:
         try:
-            owner(sub, "owner of the sandbox directory %s" % os.path.join(base, *parts))
+            owner(sub, "owner of the sandbox directory %s" % escape(os.path.join(base, *parts)))
         finally:
             os.close(sub)
 
@@ -375,7 +378,7 @@ def _profile_owners(home_fd, home, owner):
                 continue
             path = os.path.join(home, "profiles", name)
             try:
-                owner(fd, "owner of the profile %s" % path)
+                owner(fd, "owner of the profile %s" % escape(path))
                 _sandbox_owner(fd, ("sandboxes", sandboxes.DOCKER_SUBDIR), path, owner)
             finally:
                 os.close(fd)

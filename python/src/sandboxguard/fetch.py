@@ -543,7 +543,7 @@ def _resolve_step(exec_fn, path, home, hermes_home, report):
     rc, out, err = _run(exec_fn, resolve_program(path, token, home, hermes_home), report)
     parsed = _parse(out, token, "resolve", report)
     if parsed["refuse_code"]:
-        raise _Refused("resolve", parsed["refuse_code"], "%s: %s" % (path, parsed["refuse_reason"]))
+        raise _Refused("resolve", parsed["refuse_code"], "%s: %s" % (escape(path), parsed["refuse_reason"]))
     if parsed["resolved"] is None or not parsed["done"]:
         raise _Refused("resolve", "protocol", "the sandbox did not report a resolved path (exit status %s%s)"
                        % (rc, _first_line(err)))
@@ -563,7 +563,8 @@ def _resolve_step(exec_fn, path, home, hermes_home, report):
         try:
             found.append(checker(resolved))
         except FetchError as exc:
-            raise _Refused("pass2", "denylisted", "%s resolves to %s: %s" % (given, resolved, exc)) from None
+            raise _Refused("pass2", "denylisted", "%s resolves to %s: %s"
+                           % (escape(given), escape(resolved), exc)) from None
     return homes, [h for h in hermes_homes if h is not None]
 
 
@@ -572,7 +573,7 @@ def _pass2(resolved, homes, hermes_homes):
     for candidate in homes:
         problem = check_path(resolved, candidate, hermes_homes)
         if problem:
-            raise _Refused("pass2", problem[0], "resolved to %s: %s" % (resolved, problem[1]))
+            raise _Refused("pass2", problem[0], "resolved to %s: %s" % (escape(resolved), problem[1]))
 
 
 def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
@@ -586,7 +587,7 @@ def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
     if parsed["stat"]:
         report["remote_mode"] = mode_text(parsed["mode"])
     if parsed["refuse_code"]:
-        raise _Refused("read", parsed["refuse_code"], "%s: %s" % (resolved, parsed["refuse_reason"]))
+        raise _Refused("read", parsed["refuse_code"], "%s: %s" % (escape(resolved), parsed["refuse_reason"]))
     if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
         raise _Refused("read", "protocol",
                        "the sandbox program ended early (exit status %s%s; -9/137 means the open watchdog killed it)"
@@ -594,21 +595,21 @@ def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
     mode_bits, nlink, size = parsed["mode"], parsed["nlink"], parsed["size"]
     # The same decisions as inside the sandbox, on the values the sandbox reported.
     if not stat.S_ISREG(mode_bits):
-        raise _Refused("read", "not_regular", "%s: not a regular file" % resolved)
+        raise _Refused("read", "not_regular", "%s: not a regular file" % escape(resolved))
     if nlink != 1:
-        raise _Refused("read", "hard_link", "%s: %d hard links" % (resolved, nlink))
+        raise _Refused("read", "hard_link", "%s: %d hard links" % (escape(resolved), nlink))
     if size > max_bytes:
-        raise _Refused("read", "too_large", "%s: %d bytes > max_bytes=%d" % (resolved, size, max_bytes))
+        raise _Refused("read", "too_large", "%s: %d bytes > max_bytes=%d" % (escape(resolved), size, max_bytes))
     try:
         data = decode_payload(parsed["data"])
     except ValueError as exc:
-        raise _Refused("decode", "decode", "%s: %s" % (resolved, exc)) from None
+        raise _Refused("decode", "decode", "%s: %s" % (escape(resolved), exc)) from None
     if len(data) > max_bytes:
         raise _Refused("decode", "too_large", "%s: more than max_bytes=%d bytes arrived although the size said %d"
-                       % (resolved, max_bytes, size))
+                       % (escape(resolved), max_bytes, size))
     if len(data) != size:
         raise _Refused("decode", "changed", "%s: %d bytes arrived but the descriptor said %d (file changed while "
-                       "read?)" % (resolved, len(data), size))
+                       "read?)" % (escape(resolved), len(data), size))
     return data
 
 

@@ -38,8 +38,9 @@ def read_at(dir_fd, name, path):
     """(text, fstat) of the config ``name`` in the held directory, or (None, None) when absent.
 
     Refused (ConfigError naming ``path``): anything but a regular file with one link (a
-    symlink, FIFO, socket or device is never opened), a file over READ_LIMIT bytes, and
-    text that is not UTF-8.
+    symlink, FIFO, socket or device is never opened) and a file over READ_LIMIT bytes.
+    Bytes that are not UTF-8 (an operator's Latin-1 comment) are kept as they are
+    (surrogateescape), so an edit writes them back byte for byte.
     """
     try:
         data, st = safefs.read_at(dir_fd, name, limit=READ_LIMIT, single_link=True, path_for_errors=path)
@@ -47,11 +48,7 @@ def read_at(dir_fd, name, path):
         raise ConfigError(exc.with_fix("make it a regular file (or remove it), then run again")) from None
     if data is None:
         return None, None
-    try:
-        return data.decode("utf-8"), st
-    except UnicodeDecodeError as exc:
-        raise ConfigError("%s: not UTF-8 text (byte %d): fix or remove the file, then run again"
-                          % (escape(path), exc.start)) from None
+    return data.decode("utf-8", "surrogateescape"), st
 
 
 def write_at(dir_fd, name, text, old_st=None, owner=None, mode=NEW_FILE_MODE, dir_st=None):

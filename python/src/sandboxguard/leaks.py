@@ -45,6 +45,7 @@ import time
 
 from . import atomicfile
 from .report import add_error, finish, new_report
+from .text import escape, one_line
 
 SPOOL_DIR = "/var/spool/cron/crontabs"
 # Debian and Ubuntu; Fedora, RHEL and Arch keep at jobs in /var/spool/at
@@ -156,7 +157,7 @@ def iter_cron_jobs(chunks, cap=MAX_LINE_BYTES):
         if head.lstrip(b" \t").startswith(b"#"):
             continue  # cron skips a comment byte by byte to the newline, NULs included
         for segment in head.split(b"\0"):
-            line = segment.decode("utf-8", "replace")
+            line = segment.decode("utf-8", "surrogateescape")  # the bytes cron runs: leaks_remove matches them
             text = line.strip()
             if not text or text.startswith("#") or _ENV_LINE.match(line):
                 continue
@@ -329,7 +330,7 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
                           % (number, MAX_LINE_BYTES))
             entry = text[:MAX_ENTRY_CHARS]
             occurrence = seen[entry] = seen.get(entry, 0) + 1
-            item = _finding("cron_job", path, info, now, "job in %s's crontab: %s" % (user, entry[:200]),
+            item = _finding("cron_job", path, info, now, "job in %s's crontab: %s" % (user, escape(entry[:200])),
                             user=user, line=number, entry=entry)
             # a job is the same job wherever its line moved; the table's mtime does not matter
             item["_key"] = "\0".join(("cron_job", path, entry, str(occurrence)))
@@ -373,7 +374,7 @@ def _at_job_details(fd):
         if delimiter is not None and head == delimiter:
             break
         if size < MAX_ENTRY_CHARS:
-            command.append(head.decode("utf-8", "replace"))
+            command.append(head.decode("utf-8", "surrogateescape"))
             size += len(head) + 1
     text = "\n".join(command).strip()[:MAX_ENTRY_CHARS]
     return uid, (text or None)
@@ -413,7 +414,7 @@ def audit_at_spool(spool_dir, now=None, report=None, uid_names=None):
             when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(run_at)) if run_at is not None else "?"
             findings.append(_finding(
                 "at_job", path, info, now, "at job %s for %s, runs at %s: %s" % (
-                    job, user or "uid %d" % uid, when, (command or "?").splitlines()[0][:200]),
+                    job, user or "uid %d" % uid, when, escape((command or "?").splitlines()[0][:200])),
                 user=user, job=job, queue=queue, run_at=run_at, running=queue == "=", entry=command,
                 job_uid=uid))
     finally:
@@ -437,10 +438,11 @@ def _unit_findings(user, base, parts, scope, report, now, budget):
                     target = None
             wanted_by = parent.rsplit(".", 1)[0]
             findings.append(_finding(kind, path, info, now, "%s enabled for %s (systemctl --user enable), wanted "
-                                     "by %s" % (name, user, wanted_by), user=user, unit=name, wanted_by=wanted_by,
-                                     target=target, scope=scope))
+                                     "by %s" % (escape(name), user, escape(wanted_by)), user=user, unit=name,
+                                     wanted_by=wanted_by, target=target, scope=scope))
         elif name.endswith(UNIT_SUFFIXES):
-            findings.append(_finding("user_unit", path, info, now, "systemd user unit of %s in %s" % (user, top),
+            findings.append(_finding("user_unit", path, info, now,
+                                     "systemd user unit of %s in %s" % (user, escape(top)),
                                      user=user, unit=name, scope=scope))
     return findings
 
@@ -527,7 +529,7 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=N
                         os.close(sub)
                 except OSError:
                     empty = None
-            item = _finding("tmp_run_dir", path, info, now, "run directory left in %s" % tmp_dir,
+            item = _finding("tmp_run_dir", path, info, now, "run directory left in %s" % escape(tmp_dir),
                             user=uid_names.get(info.st_uid), empty=empty)
             item["_sig"] = [info.st_ino, info.st_mtime_ns]
             findings.append(item)
@@ -682,11 +684,12 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
 
 
 def finding_lines(report):
-    """One line per finding, ``kind path: reason`` (``[added]`` in baseline mode), for people and logs."""
+    """One line per finding, ``kind path: reason`` (``[added]`` in baseline mode), for people and logs:
+    the path through text.escape, the reason one line (text.one_line)."""
     lines = []
     for item in report.get("findings", ()):
         change = " [%s]" % item["change"] if item.get("change") else ""
-        lines.append("%s %s%s: %s" % (item["kind"], item["path"], change, item.get("reason", "")))
+        lines.append("%s %s%s: %s" % (item["kind"], escape(item["path"]), change, one_line(item.get("reason", ""))))
     return lines
 
 

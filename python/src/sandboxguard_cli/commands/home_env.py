@@ -18,11 +18,11 @@ report envelope (sandboxguard.report) through the CLI's one adapter, output.emit
 """
 import os
 import subprocess
-import sys
 
 from sandboxguard import eval_tools as shim
 from sandboxguard import home_mode
 from sandboxguard import report as envelope
+from sandboxguard.text import escape
 
 from .. import output
 from ..main import UsageError
@@ -102,9 +102,9 @@ def run(args):
     try:
         status = subprocess.call(command, env=env)
     except FileNotFoundError:
-        print("sandboxguard home-env: %s: command not found" % command[0], file=sys.stderr)
+        output.error_line("sandboxguard home-env", "%s: command not found" % escape(command[0]))
         return 127
     except PermissionError:
-        print("sandboxguard home-env: %s: permission denied" % command[0], file=sys.stderr)
+        output.error_line("sandboxguard home-env", "%s: permission denied" % escape(command[0]))
         return 126
     return 128 - status if status < 0 else status

@@ -17,16 +17,10 @@ other users' tables and homes. Exit 0 when nothing is found, 1 for findings, err
 warnings or an incomplete audit, 2 for bad input (output.emit, as every command).
 """
 from sandboxguard import audit, leaks
+from sandboxguard.text import escape, one_line
 
 from .. import output
 from ..main import UsageError
-
-
-def _printable(text):
-    """*text* with control characters and undecodable bytes escaped: a hostile file name
-    cannot forge lines of the output or crash it."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-                   if ord(c) >= 0x100 else "\\x%02x" % ord(c) for c in text)
 
 
 def register(subparsers):
@@ -81,8 +75,8 @@ def print_human(report, out):
     out.write("%d leak(s) outside the sandbox%s%s\n" % (report["leaks"], what,
               "" if report["complete"] else " (incomplete: see errors)"))
     for line in leaks.finding_lines(report):
-        out.write("  %s\n" % _printable(line))
+        out.write("  %s\n" % one_line(line))  # names escaped by finding_lines
     if base and base["action"] == "written":
-        out.write("baseline written to %s (%d items)\n" % (base["path"], base["entries"]))
+        out.write("baseline written to %s (%d items)\n" % (escape(base["path"]), base["entries"]))
     for error in report["errors"]:
-        out.write("error: %s: %s: %s\n" % (_printable(error["path"] or ""), error["op"], _printable(error["error"])))
+        out.write("error: %s: %s: %s\n" % (escape(error["path"] or ""), error["op"], one_line(error["error"])))
