@@ -3,9 +3,8 @@
 """Options shared by the modules that scope Docker sandboxes."""
 
 
-class ModuleDocFragment:
-    DOCUMENTATION = r"""
-options:
+# The three options the host derives the roots from, shared by every fragment below.
+_ROOTS_OPTIONS = r"""
   hermes_home:
     description:
       - HERMES_HOME directories. Each gives the root C(<HERMES_HOME>/sandboxes/docker) and, for every
@@ -26,7 +25,13 @@ options:
     type: list
     elements: path
     default: []
-  containers:
+"""
+
+
+class ModuleDocFragment:
+    # Every option of the modules that scope Docker sandboxes (sandbox_mounts_info, sandbox_sweep).
+    DOCUMENTATION = r"""
+options:""" + _ROOTS_OPTIONS + r"""  containers:
     description:
       - Only these containers (names or ids). Default is every container of the engine.
     type: list
@@ -55,3 +60,7 @@ requirements:
   - The Docker SDK for Python on the target (Debian C(python3-docker), or C(pip install docker)); the
     C(sandboxguard.boundary.sandbox_sweep) role installs it.
 """
+
+    # Only the roots (nosuid_mount: the same roots as the sweep, without the engine).
+    ROOTS = r"""
+options:""" + _ROOTS_OPTIONS
