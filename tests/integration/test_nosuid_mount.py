@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 
 import pytest
@@ -22,8 +23,6 @@ IMAGE = "sandboxguard/debian:12"
 
 
 def ansible_bin():
-    import sys  # noqa: PLC0415
-
     return os.path.join(os.path.dirname(sys.executable), "ansible")
 
 
@@ -170,7 +169,8 @@ def test_persist_fstab_is_deprecated_and_what_1_0_0_wrote_is_migrated_to_the_uni
     os.makedirs(os.path.join(boot["unit_dir"], "local-fs.target.wants"))
     os.symlink("../" + old_unit, os.path.join(boot["unit_dir"], "local-fs.target.wants", old_unit))
     with open(boot["fstab"], "w") as handle:
-        handle.write("UUID=abc / ext4 defaults 0 1\n%s %s none bind,nosuid,nodev 0 0  %s\n" % (root, root, nosuid.MARKER))
+        handle.write("UUID=abc / ext4 defaults 0 1\n%s %s none bind,nosuid,nodev 0 0  %s\n"
+                     % (root, root, nosuid.MARKER))
     result = run_module(dict(boot, path=[root], persist="fstab"))
     assert result["changed"] is True, result
     warnings = " ".join(result.get("warnings", []))

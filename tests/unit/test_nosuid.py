@@ -126,7 +126,7 @@ def test_systemd_analyze_accepts_the_unit(tmp_path):
 
 
 # -- the list of roots -------------------------------------------------------------
-@pytest.mark.parametrize("path", HOSTILE + ["/home/a/.hermes/sandboxes/docker", "/x\\x41"])
+@pytest.mark.parametrize("path", [*HOSTILE, "/home/a/.hermes/sandboxes/docker", "/x\\x41"])
 def test_the_list_keeps_any_path_on_one_line_and_reads_it_back(path):
     text = fdmount.list_text([path, "/srv/plain/docker"])
     lines = text.splitlines()
