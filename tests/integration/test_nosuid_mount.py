@@ -188,6 +188,9 @@ def test_persist_fstab_is_deprecated_and_what_1_0_0_wrote_is_migrated_to_the_uni
 
 def test_unmounted_removes_the_bind_leaves_a_foreign_mount_and_a_second_run_changes_nothing(base, root):
     run_module({"path": [root], "persist": "none"})
+    check = run_module({"path": [root], "persist": "none", "state": "unmounted"}, "--check")
+    assert check["changed"] is True and check["paths"][0]["actions"][0].startswith("unmount the bind of %s" % root)
+    assert len(mounts_at(root)) == 1  # check mode unmounted nothing
     result = run_module({"path": [root], "persist": "none", "state": "unmounted"})
     assert result["changed"] is True and mounts_at(root) == []
     assert run_module({"path": [root], "persist": "none", "state": "unmounted"})["changed"] is False

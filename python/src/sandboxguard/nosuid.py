@@ -397,7 +397,7 @@ class _Files:
             return None
         with held:
             try:
-                data, _st = safefs.read_at(held.fd, name, limit=limit, single_link=True, path_for_errors=path)
+                data, _st = safefs.read_at(held.fd, name, limit=limit, path_for_errors=path)
             except ValueError as exc:
                 raise NosuidError("cannot read %s: %s" % (escape(path), exc)) from None
         return data
