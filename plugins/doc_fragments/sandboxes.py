@@ -3,8 +3,12 @@
 """Options shared by the modules that scope Docker sandboxes."""
 
 
-# The three options the host derives the roots from, shared by every fragment below.
-_ROOTS_OPTIONS = r"""
+class ModuleDocFragment:
+    # Every option of the modules that scope Docker sandboxes (sandbox_mounts_info, sandbox_sweep).
+    # The first three are ROOTS below, word for word (tests/unit/test_doc_fragments.py holds them
+    # equal): ansible-test reads fragments as plain string literals, so they cannot be shared.
+    DOCUMENTATION = r"""
+options:
   hermes_home:
     description:
       - HERMES_HOME directories. Each gives the root C(<HERMES_HOME>/sandboxes/docker) and, for every
@@ -25,13 +29,7 @@ _ROOTS_OPTIONS = r"""
     type: list
     elements: path
     default: []
-"""
-
-
-class ModuleDocFragment:
-    # Every option of the modules that scope Docker sandboxes (sandbox_mounts_info, sandbox_sweep).
-    DOCUMENTATION = r"""
-options:""" + _ROOTS_OPTIONS + r"""  containers:
+  containers:
     description:
       - Only these containers (names or ids). Default is every container of the engine.
     type: list
@@ -61,6 +59,27 @@ requirements:
     C(sandboxguard.boundary.sandbox_sweep) role installs it.
 """
 
-    # Only the roots (nosuid_mount: the same roots as the sweep, without the engine).
+    # Only the options the roots are derived from (nosuid_mount: the sweep's roots, no engine).
     ROOTS = r"""
-options:""" + _ROOTS_OPTIONS
+options:
+  hermes_home:
+    description:
+      - HERMES_HOME directories. Each gives the root C(<HERMES_HOME>/sandboxes/docker) and, for every
+        directory under C(<HERMES_HOME>/profiles/), C(<HERMES_HOME>/profiles/<name>/sandboxes/docker).
+      - A comma-separated string is accepted (AWX surveys have no list type), and so is a single path, as in
+        M(sandboxguard.boundary.terminal_home) (which takes a list too).
+    type: list
+    elements: path
+    aliases: [hermes_homes]
+    default: []
+  sandbox_dir:
+    description:
+      - The agent's C(TERMINAL_SANDBOX_DIR), when it sets one; gives the root C(<sandbox_dir>/docker).
+    type: path
+  roots:
+    description:
+      - Extra C(<sandbox>/docker) roots the operator names explicitly. System paths are refused.
+    type: list
+    elements: path
+    default: []
+"""

@@ -51,7 +51,7 @@ def _start_time(pid):
 
 def _owner_alive(name):
     """Whether the process a staging directory is named after still runs (the same one)."""
-    pid, _, rest = name.partition(".")
+    pid, _dot, rest = name.partition(".")
     start = rest.partition(".")[0]
     if not pid.isdigit():
         return False

@@ -423,6 +423,10 @@ def ensure_nosuid(path, dry_run=False):
         os.close(fd)
 
 
+def _say(stream, line):
+    stream.write(line + "\n")
+
+
 def main(argv=None):
     """``sandboxguard-nosuid [--paths-file FILE] [--check]``: mount every listed root nosuid,nodev.
 
@@ -440,23 +444,22 @@ def main(argv=None):
         elif arg == "--check":
             dry_run = True
         else:
-            print("usage: sandboxguard-nosuid [--paths-file FILE] [--check]", file=sys.stderr)
+            _say(sys.stderr, "usage: sandboxguard-nosuid [--paths-file FILE] [--check]")
             return 2
     try:
         paths = read_list(paths_file)
     except (OSError, ValueError) as exc:
-        print("sandboxguard-nosuid: cannot read %s: %s" % (shown(paths_file), exc), file=sys.stderr)
+        _say(sys.stderr, "sandboxguard-nosuid: cannot read %s: %s" % (shown(paths_file), exc))
         return 2
     status = 0
     for path in paths:
         try:
-            print("sandboxguard-nosuid: %s: %s" % (shown(path), ensure_nosuid(path, dry_run)))
+            _say(sys.stdout, "sandboxguard-nosuid: %s: %s" % (shown(path), ensure_nosuid(path, dry_run)))
         except FileNotFoundError as exc:
-            print("sandboxguard-nosuid: %s: not mounted, %s" % (shown(path), exc.strerror))
+            _say(sys.stdout, "sandboxguard-nosuid: %s: not mounted, %s" % (shown(path), exc.strerror))
         except (OSError, ValueError) as exc:
             status = 1
-            print("sandboxguard-nosuid: %s: REFUSED or failed, left as it is: %s" % (shown(path), exc),
-                  file=sys.stderr)
+            _say(sys.stderr, "sandboxguard-nosuid: %s: REFUSED or failed, left as it is: %s" % (shown(path), exc))
     sys.stdout.flush()
     return status
 
