@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -161,14 +162,17 @@ def _snapshot_tree(top):
 
 
 # Mounts the machine makes and unmakes on its own while a race runs (every container another
-# test starts, the sweep's own short-lived staging binds): never a victim's, never compared.
+# test starts, the sweep's own short-lived staging binds), and the scratch trees of other tests
+# running beside this one (another RaceWorld's base, pytest's temporary directories): never a
+# victim's (a race's victims are its own world's, or the system's), never compared.
 TRANSIENT_MOUNTS = ("/run/docker/", "/var/lib/docker/", "/run/containerd/", "/var/lib/containerd/", "/run/netns/",
-                    "/run/sandboxguard/staging/")
+                    "/run/sandboxguard/staging/", "/tmp/pytest-of-")
+_OTHER_WORLD = re.compile(r"^/var/tmp/[a-z0-9]+-[0-9a-f]{8}/")
 
 
-def _mount_table(outside, ignored=TRANSIENT_MOUNTS):
-    """The mount points and options of /proc/self/mountinfo, outside the agent's tree and the
-    ``ignored`` prefixes."""
+def _mount_table(outside, ignored=TRANSIENT_MOUNTS, own_base=None):
+    """The mount points and options of /proc/self/mountinfo, outside the agent's tree, the
+    ``ignored`` prefixes and other worlds' bases (``own_base`` is compared)."""
     lines = []
     with open("/proc/self/mountinfo", "rb") as handle:
         for line in handle:
@@ -177,6 +181,8 @@ def _mount_table(outside, ignored=TRANSIENT_MOUNTS):
             if any(point == top or point.startswith(top + "/") for top in outside):
                 continue
             if any(point.startswith(prefix) for prefix in ignored):
+                continue
+            if _OTHER_WORLD.match(point) and not (own_base and point.startswith(own_base + "/")):
                 continue
             lines.append((point, fields[3], fields[5]))
     return sorted(lines)
@@ -241,7 +247,7 @@ class RaceWorld:
         self._write(self.victim + "/bin/tool", VICTIM_PROGRAM, 0o755)
         self._write(self.victim + "/etc/cron.d/job", b"* * * * * root true\n", 0o644)
         self.add_victim(self.victim)
-        self._mounts_before = _mount_table([self.agent])
+        self._mounts_before = _mount_table([self.agent], own_base=self.base)
         return self
 
     def __exit__(self, *exc):
@@ -296,7 +302,7 @@ class RaceWorld:
     def rebase_mounts(self):
         """Take the mount table outside the agent tree again as the one to compare with (after
         a test made its own victim mounts, a read-only bind for instance)."""
-        self._mounts_before = _mount_table([self.agent])
+        self._mounts_before = _mount_table([self.agent], own_base=self.base)
 
     def what_changed(self):
         """[lines] naming every victim (and mount outside the agent tree) that changed."""
@@ -314,7 +320,7 @@ class RaceWorld:
                                                               for k in diff[:4])))
                 else:
                     changes.append("%s: %s -> %s" % (path, before, now))
-        mounts = _mount_table([self.agent])
+        mounts = _mount_table([self.agent], own_base=self.base)
         if mounts != self._mounts_before:
             added = sorted(set(mounts) - set(self._mounts_before))
             gone = sorted(set(self._mounts_before) - set(mounts))
