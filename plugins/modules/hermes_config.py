@@ -17,7 +17,12 @@ description:
   - Shapes the editor cannot change safely (a flow mapping with content, anchors, aliases or tags on the path,
     block scalars, several documents, tabs in indentation) make the module fail naming the line instead of
     rewriting the file.
-  - A symbolic link at O(path) is refused, never followed. Existing files keep their mode and owner; a new file
+  - The config lives in a tree its agent can change, so it is reached only through descriptors. Its directory
+    is opened component by component (a symbolic link is followed only where only root could have made it;
+    one another user could have planted is refused, naming the real path), and the file is read only when it
+    is a regular file with one link (a symbolic link, FIFO or device at O(path) is refused, never opened; so
+    is a hard link) and replaced atomically in the directory held open.
+  - Existing files keep their owner and permission bits (never a setuid, setgid or sticky bit); a new file
     gets O(mode) and O(owner)/O(group).
 version_added: 1.0.0
 author:

@@ -23,12 +23,13 @@ import hashlib
 import json
 import os
 import pwd
-import re
 import shutil
 import stat
 import subprocess
 import time
 import uuid
+
+from sandboxguard import mountinfo
 
 DEFAULT_SECONDS = float(os.environ.get("SANDBOXGUARD_RACE_SECONDS", "4"))
 VICTIM_SECRET = b"root:$y$j9T$victim-hash:19000:0:99999:7:::\n"
@@ -40,8 +41,10 @@ VICTIM_PROGRAM = b"#!/bin/sh\necho victim program\n"
 #   {"kind": "fifo", "path": P}                     P swaps atomically between itself and a FIFO
 #   {"kind": "hardlink", "path": P, "link_to": T}   P swaps between itself and a hard link to T
 #   {"kind": "shell", "path": P, "argv": [...]}     run argv in a loop (anything else)
+#   {"kind": "python", "path": P, "code": C}        exec C once a round, in the attacker, with
+#                                                   os, stat, exchange and move (this dict) in scope
 ATTACKER = r'''
-import ctypes, json, os, signal, subprocess, sys, time
+import ctypes, json, os, signal, stat, subprocess, sys, time
 stopping = []
 signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
 libc = ctypes.CDLL(None, use_errno=True)
@@ -73,6 +76,8 @@ def prepare(move):
             pass
         os.mkfifo(alt)
         move["alt"] = alt
+    elif kind == "python":
+        move["compiled"] = compile(move["code"], "<move %d>" % move["index"], "exec")
 def step(move):
     kind, path = move["kind"], move["path"]
     if kind in ("exchange", "fifo", "hardlink"):
@@ -86,6 +91,8 @@ def step(move):
         os.rename(away, path)
     elif kind == "shell":
         subprocess.run(move["argv"], check=False)
+    elif kind == "python":
+        exec(move["compiled"], {"os": os, "stat": stat, "exchange": exchange, "move": move})
 moves = json.loads(sys.argv[1])
 for index, move in enumerate(moves):
     move["index"] = index
@@ -141,6 +148,14 @@ def shell(argv):
     return {"kind": "shell", "path": argv[0], "argv": list(argv)}
 
 
+def python(code, path="", **params):
+    """Move: exec ``code`` once a round in the attacker (as the user), with ``os``, ``stat``,
+    ``exchange(a, b)`` (renameat2 RENAME_EXCHANGE) and ``move`` (this move's dict, holding
+    ``params``; keep state in it) in scope. For attacks the fixed kinds cannot express: many
+    paths at once, or waiting for root to create something and swapping it then."""
+    return dict(params, kind="python", path=path, code=code)
+
+
 def _snapshot_tree(top):
     """{relative path: (uid, gid, mode, content sha256 or link target)} of a tree, lstat only."""
     found = {}
@@ -161,30 +176,22 @@ def _snapshot_tree(top):
     return found
 
 
-# Mounts the machine makes and unmakes on its own while a race runs (every container another
-# test starts, the sweep's own short-lived staging binds), and the scratch trees of other tests
-# running beside this one (another RaceWorld's base, pytest's temporary directories): never a
-# victim's (a race's victims are its own world's, or the system's), never compared.
-TRANSIENT_MOUNTS = ("/run/docker/", "/var/lib/docker/", "/run/containerd/", "/var/lib/containerd/", "/run/netns/",
-                    "/run/sandboxguard/staging/", "/tmp/pytest-of-")
-_OTHER_WORLD = re.compile(r"^/var/tmp/[a-z0-9]+-[0-9a-f]{8}/")
+def _below(path, top):
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
-def _mount_table(outside, ignored=TRANSIENT_MOUNTS, own_base=None):
-    """The mount points and options of /proc/self/mountinfo, outside the agent's tree, the
-    ``ignored`` prefixes and other worlds' bases (``own_base`` is compared)."""
+def _mount_table(inside, outside):
+    """(mount point, root, options) of every mount at or below one of ``inside`` and not
+    below ``outside`` (the agent's tree), from /proc/self/mountinfo (escapes undone).
+
+    Only the world's own victims count: other tests (containers, other engineers' mounts)
+    change the rest of the table at any moment, so a race test can run beside them.
+    """
     lines = []
-    with open("/proc/self/mountinfo", "rb") as handle:
-        for line in handle:
-            fields = line.split(b" ")
-            point = fields[4].decode("utf-8", "surrogateescape")
-            if any(point == top or point.startswith(top + "/") for top in outside):
-                continue
-            if any(point.startswith(prefix) for prefix in ignored):
-                continue
-            if _OTHER_WORLD.match(point) and not (own_base and point.startswith(own_base + "/")):
-                continue
-            lines.append((point, fields[3], fields[5]))
+    for mount in mountinfo.read_mountinfo():
+        point = os.fsdecode(mount["mount_point"])
+        if any(_below(point, top) for top in inside) and not _below(point, outside):
+            lines.append((point, mount["root"], tuple(mount["options"])))
     return sorted(lines)
 
 
@@ -215,7 +222,9 @@ class RaceWorld:
     ``base``: a root-owned 0755 directory under /var/tmp holding ``agent/`` (the user's,
     0755) and ``victim/`` (root's: ``secret`` 0600, ``program`` 0755, ``bin/`` 0755 with
     ``tool`` 0755, ``etc/cron.d/`` 0755, ``ro/``). ``victims`` are compared after every
-    call; tests may add their own with :meth:`add_victim`.
+    call, and so are the mounts at or below ``base`` outside ``agent/`` (a mount over a
+    victim, a victim mount unmounted or remounted); tests may add their own with
+    :meth:`add_victim` and :meth:`add_mount_victim`.
     """
 
     def __init__(self, prefix="sgrace"):
@@ -224,6 +233,7 @@ class RaceWorld:
         self.base = "/var/tmp/%s-%s" % (prefix, uuid.uuid4().hex[:8])
         self.uid = self.gid = None
         self.victims = []
+        self.checks = []
         self.procs = []
 
     # --- set up and tear down ---
@@ -247,7 +257,8 @@ class RaceWorld:
         self._write(self.victim + "/bin/tool", VICTIM_PROGRAM, 0o755)
         self._write(self.victim + "/etc/cron.d/job", b"* * * * * root true\n", 0o644)
         self.add_victim(self.victim)
-        self._mounts_before = _mount_table([self.agent], own_base=self.base)
+        self.mount_victims = [self.base]
+        self._mounts_before = _mount_table(self.mount_victims, self.agent)
         return self
 
     def __exit__(self, *exc):
@@ -288,9 +299,47 @@ class RaceWorld:
         self._write(path, data, mode, (self.uid, self.gid))
         return path
 
+    def add_mount_victim(self, path):
+        """Also compare the mounts at or below ``path`` (e.g. /etc, when a test mounts a
+        victim elsewhere); the world's own base directory is always compared."""
+        self.mount_victims.append(path)
+        self._mounts_before = _mount_table(self.mount_victims, self.agent)
+        return path
+
     def add_victim(self, path):
         """Compare ``path`` (a file or a tree, outside the agent's tree) after every call."""
         self.victims.append((path, _snapshot_tree(path) if os.path.isdir(path) else self._snap_file(path)))
+        return path
+
+    def add_check(self, check):
+        """Also run ``check()`` after every call: it returns a list of lines naming what it
+        found wrong (e.g. a root-owned setuid file appearing inside the agent's tree, which
+        the victim comparison cannot see); an empty list means nothing."""
+        self.checks.append(check)
+        return check
+
+    def victim_path(self, relative, data=None, mode=None):
+        """Make ``<base>/more/<relative>`` root-owned (a directory when ``data`` is None, else a
+        file holding ``data``; ``mode`` default 0755 / 0600; missing directories on the way
+        0755) and compare its top directory (``more/<first component>``) after every call;
+        return its path. For victims the default set lacks (a setuid program, a directory
+        holding ``scratch``) without changing ``victim/``, which is compared from the start."""
+        parts = relative.strip("/").split("/")
+        where = os.path.join(self.base, "more")
+        for part in ["", *parts[:-1]]:
+            where = os.path.join(where, part) if part else where
+            if not os.path.isdir(where):
+                os.mkdir(where)
+                os.chmod(where, 0o755)
+        path = os.path.join(where, parts[-1])
+        if data is None:
+            os.makedirs(path, exist_ok=True)
+            os.chmod(path, 0o755 if mode is None else mode)
+        else:
+            self._write(path, data, 0o600 if mode is None else mode)
+        top = os.path.join(self.base, "more", parts[0])
+        self.victims = [entry for entry in self.victims if entry[0] != top]
+        self.add_victim(top)
         return path
 
     @staticmethod
@@ -300,9 +349,9 @@ class RaceWorld:
             return (st.st_uid, st.st_gid, oct(st.st_mode), hashlib.sha256(handle.read()).hexdigest())
 
     def rebase_mounts(self):
-        """Take the mount table outside the agent tree again as the one to compare with (after
-        a test made its own victim mounts, a read-only bind for instance)."""
-        self._mounts_before = _mount_table([self.agent], own_base=self.base)
+        """Take the mount table of the mount victims again as the one to compare with (after
+        a test made its own victim mounts in the base, a read-only bind for instance)."""
+        self._mounts_before = _mount_table(self.mount_victims, self.agent)
 
     def what_changed(self):
         """[lines] naming every victim (and mount outside the agent tree) that changed."""
@@ -320,11 +369,13 @@ class RaceWorld:
                                                               for k in diff[:4])))
                 else:
                     changes.append("%s: %s -> %s" % (path, before, now))
-        mounts = _mount_table([self.agent], own_base=self.base)
+        mounts = _mount_table(self.mount_victims, self.agent)
         if mounts != self._mounts_before:
             added = sorted(set(mounts) - set(self._mounts_before))
             gone = sorted(set(self._mounts_before) - set(mounts))
             changes.append("mount table outside the agent tree: added %s, gone %s" % (added[:3], gone[:3]))
+        for check in self.checks:
+            changes.extend(check())
         return changes
 
     # --- the attacker ---

@@ -28,7 +28,7 @@ import os
 import stat
 import time
 
-from . import atomicfile
+from . import atomicfile, safefs
 from . import report as reports
 
 __all__ = ["InstallError", "install_tree"]
@@ -76,17 +76,14 @@ def _open_dir(parent_fd, name, shown, create, dir_mode):
 
 
 def _open_dest(dest, create, dir_mode):
-    """dest's fd: its parent by path (the operator's), dest itself without following a link."""
-    parent, name = os.path.split(os.path.normpath(dest))
+    """dest's fd: its parent proven component by component (safefs.open_parent: no symlink
+    followed below a directory another user can change), dest itself without following a link."""
     try:
-        parent_fd = os.open(parent or ".", os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise InstallError("%s: its directory %s cannot be opened: %s"
-                           % (dest, parent, reports.error_text(exc))) from None
-    try:
-        return _open_dir(parent_fd, name, dest, create, dir_mode)
-    finally:
-        os.close(parent_fd)
+        parent, name = safefs.open_parent(os.path.abspath(dest))
+    except (OSError, ValueError) as exc:
+        raise InstallError("%s: its directory cannot be opened: %s" % (dest, reports.error_text(exc))) from None
+    with parent:
+        return _open_dir(parent.fd, name, dest, create, dir_mode)
 
 
 def _same(dir_fd, name, data, mode, owner):

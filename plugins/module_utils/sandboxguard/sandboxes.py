@@ -315,15 +315,24 @@ def list_profile_names(hermes_home):
         with safefs.open_dir(hermes_home) as home:
             fd = safefs.open_dir_at(home.fd, "profiles")
             try:
-                names = []
-                for name in os.listdir(fd):
-                    if name.startswith("."):
-                        continue
-                    st = safefs.lstat_at(fd, name)
-                    if st is not None and stat.S_ISDIR(st.st_mode):
-                        names.append(name)
-                return sorted(names)
+                return profile_names_at(fd)
             finally:
                 os.close(fd)
     except (OSError, ValueError):  # missing, refused (a symlink on the way), unreadable
         return []
+
+
+def profile_names_at(profiles_fd):
+    """The profile names in the held ``profiles`` directory (see list_profile_names): the
+    same rule for a caller that holds the Hermes home open already. Raises OSError when
+    the directory cannot be listed."""
+    from . import safefs  # noqa: PLC0415
+
+    names = []
+    for name in os.listdir(profiles_fd):
+        if name.startswith("."):
+            continue
+        st = safefs.lstat_at(profiles_fd, name)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            names.append(name)
+    return sorted(names)

@@ -172,7 +172,7 @@ def cron_jobs(data):
 
 def _finding(kind, path, info, now, reason, **extra):
     item = {"kind": kind, "path": path, "reason": reason, "age": max(0, int(now - info.st_mtime)),
-            "mtime": int(info.st_mtime), "uid": info.st_uid}
+            "mtime": int(info.st_mtime), "uid": info.st_uid, "dev": info.st_dev, "ino": info.st_ino}
     item.update(extra)
     # what a baseline compares: the same key is the same item; the same inode, size and
     # mtime is the same content
@@ -547,6 +547,33 @@ def local_accounts(min_uid=FIRST_REGULAR_UID):
     return accounts
 
 
+def named_accounts(users):
+    """(name, uid, home) of each account named in *users* that the password database knows,
+    whatever its uid (an agent's service account is often a system user below 1000)."""
+    import pwd  # noqa: PLC0415 - POSIX only
+
+    accounts = []
+    for name in dict.fromkeys(users):
+        try:
+            entry = pwd.getpwnam(name)
+        except (KeyError, TypeError, ValueError):
+            continue
+        accounts.append((entry.pw_name, entry.pw_uid, entry.pw_dir))
+    return accounts
+
+
+def _accounts(accounts, users):
+    """The accounts an audit looks at: *accounts* (default: root and the regular accounts,
+    or with *users* the named accounts, any uid), narrowed to *users* when given."""
+    if accounts is None:
+        accounts = named_accounts(users) if users else local_accounts()
+    accounts = list(accounts)
+    if users:
+        wanted = set(users)
+        accounts = [a for a in accounts if a[0] in wanted]
+    return accounts
+
+
 # --- the audit -------------------------------------------------------------------------
 
 def _sort_key(item):
@@ -615,8 +642,11 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
     """Audit the host; return the report dict.
 
     *accounts* is a list of (name, uid, home), by default root and the regular accounts
-    of the password database; *users* (names) narrows it. Tables in the spool whose user
-    is not in *accounts* are audited too unless *users* is given. Findings younger than
+    of the password database; *users* (names) narrows it (without *accounts*, each named
+    account is looked up, whatever its uid). Tables in the spool whose user is not in
+    *accounts* are audited too unless *users* is given. Every job of an audited table is a
+    finding, so a caller that removes what is found (leaks_remove) should name the accounts
+    that run agents (audit.agent_accounts), never rely on this default. Findings younger than
     *min_age* seconds are left out (an agent still running is not a leak yet). With
     *baseline* (a :func:`snapshot` taken before the run), only what was added or changed
     since is reported, each with ``change`` (``added``/``modified``), the ``ssh_file`` and
@@ -630,10 +660,7 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
     """
     started = time.monotonic()
     now = time.time() if now is None else now
-    accounts = list(local_accounts() if accounts is None else accounts)
-    if users:
-        wanted = set(users)
-        accounts = [a for a in accounts if a[0] in wanted]
+    accounts = _accounts(accounts, users)
     roots = [spool_dir, *at_spool_dirs, tmp_dir, *sorted({a[2] for a in accounts if a[2]})]
     report = new_report(roots, findings=[], leaks=0, users=[])
     findings = _collect(accounts, users, tmp_dir, tmp_patterns, spool_dir, at_spool_dirs, runtime_root, now, report)
@@ -674,10 +701,7 @@ def snapshot(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TM
     unreadable table) would make the later audit report what it missed as added.
     """
     now = time.time() if now is None else now
-    accounts = list(local_accounts() if accounts is None else accounts)
-    if users:
-        wanted = set(users)
-        accounts = [a for a in accounts if a[0] in wanted]
+    accounts = _accounts(accounts, users)
     report = new_report([])
     findings = _collect(accounts, users, tmp_dir, tmp_patterns, spool_dir, at_spool_dirs, runtime_root, now, report)
     items = sorted(({"key": f["_key"], "sig": f["_sig"]} for f in findings), key=lambda i: i["key"])

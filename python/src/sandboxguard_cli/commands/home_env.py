@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 
-from sandboxguard import crontab as shim
+from sandboxguard import eval_tools as shim
 from sandboxguard import home_mode
 from sandboxguard import report as envelope
 
@@ -75,9 +75,13 @@ def build_env(args, environ):
             raise UsageError("--hermes-home /: refusing the root directory; use a run directory")
         try:
             layout = home_mode.ensure_isolation_dirs(hermes_home)
+            shim.install_shim(layout["bin"])
         except home_mode.HomeModeError as exc:
             raise UsageError("--hermes-home: %s" % exc) from None
-        shim.install_shim(layout["bin"])
+        except ValueError as exc:  # safefs.PathRefused from the shim's directory
+            raise UsageError("--hermes-home: %s" % exc) from None
+        except OSError as exc:
+            raise UsageError("--hermes-home: %s: %s" % (exc.filename or layout["bin"], exc.strerror or exc)) from None
         env = home_mode.isolated_env(environ, hermes_home)
         report = envelope.new_report([home_mode.norm_path(hermes_home)], isolation=True, mode="profile",
                                      shim=os.path.join(layout["bin"], "crontab"))
