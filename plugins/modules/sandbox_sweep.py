@@ -24,11 +24,15 @@ options:
     description:
       - V(native) walks each target on the host with the race-safe walker (the task needs
         C(become=true)).
-      - V(container) runs each step in a disposable container for hosts where the engine is
-        reachable but root is not. The container has no network, drops every capability but
-        C(CHOWN), C(DAC_OVERRIDE) and C(FOWNER), runs with C(no-new-privileges) and a read-only root,
-        resets C(PATH) and the loader variables, and mounts only the target, by its resolved path,
-        as a non-recursive bind (never C(--volumes-from)). Its steps use C(find -P -xdev), C(chown -h),
+      - V(container) runs each step in a disposable container. The container has no network, drops
+        every capability but C(CHOWN), C(DAC_OVERRIDE) and C(FOWNER), runs with C(no-new-privileges)
+        and a read-only root, resets C(PATH) and the loader variables, and mounts only the target, as
+        a non-recursive bind (never C(--volumes-from)). The engine is never given the agent's path
+        (it would resolve it through whatever the agent swapped in); the target is proven on the host
+        and cloned through its descriptor onto a root-owned staging directory under
+        C(/run/sandboxguard/staging), which the container mounts, and each step first checks it got
+        the proven directory. That needs root (C(CAP_SYS_ADMIN)), unless only root and the caller can
+        change the target's path, and the engine in this task's mount namespace. Its steps use C(find -P -xdev), C(chown -h),
         C(chmod), C(ls -n) and C(sort); GNU findutils and busybox both work and no C(stat) is needed.
         The capability step re-chowns every regular file to its own owner (one walk per owner),
         because find cannot see xattrs; it reports the step as run, not which files changed.

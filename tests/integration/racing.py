@@ -348,6 +348,11 @@ class RaceWorld:
         with open(path, "rb") as handle:
             return (st.st_uid, st.st_gid, oct(st.st_mode), hashlib.sha256(handle.read()).hexdigest())
 
+    def rebase_mounts(self):
+        """Take the mount table of the mount victims again as the one to compare with (after
+        a test made its own victim mounts in the base, a read-only bind for instance)."""
+        self._mounts_before = _mount_table(self.mount_victims, self.agent)
+
     def what_changed(self):
         """[lines] naming every victim (and mount outside the agent tree) that changed."""
         changes = []
@@ -409,12 +414,14 @@ class RaceWorld:
         self.procs = []
         return rounds, err
 
-    def race(self, operation, seconds=None, after_call=None, max_calls=None):
+    def race(self, operation, seconds=None, after_call=None, max_calls=None, check=None):
         """Call ``operation()`` until ``seconds`` pass (or ``max_calls``), comparing the
         victims after each call; stop at the first change. Exceptions from the operation
         are counted by type (a refusal is the expected answer to an attack).
         ``after_call(result_or_exc)``: a hook run after each call (e.g. to undo what a
-        legitimate call changed inside the agent's tree)."""
+        legitimate call changed inside the agent's tree). ``check(result_or_exc)``: more
+        victims, for an operation whose harm is in what it returns (an owner it would give
+        files to): a list of lines naming what went wrong, counted like a changed victim."""
         seconds = DEFAULT_SECONDS if seconds is None else seconds
         result = RaceResult()
         deadline = time.monotonic() + seconds
@@ -427,6 +434,8 @@ class RaceWorld:
                 result.errors[name] = result.errors.get(name, 0) + 1
                 outcome = exc
             changes = self.what_changed()
+            if check is not None:
+                changes += check(outcome)
             if changes:
                 result.changed.append((result.calls, changes))
                 break

@@ -8,7 +8,7 @@ import os
 import stat
 
 import pytest
-from sandboxguard import docker_engine, report, sweep
+from sandboxguard import docker_engine, report, staging, sweep
 
 AGENT = (1000, 1000)
 
@@ -181,3 +181,15 @@ def test_a_container_that_cannot_start_is_an_error_counted_in_the_sweep(sandbox)
     assert [e["op"] for e in result["errors"]] == ["setid", "caps"]
     assert all(e["error"] == "could not run the strip container: no such image: busybox" for e in result["errors"])
     assert report.has_problems(result)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the staging bind needs root")
+def test_the_container_method_never_hands_the_engine_the_agents_path(sandbox):
+    engine = FakeEngine({"c1": _doc("c1", sandbox["ws"])}, [])
+    result = sweep.sweep(None, [sandbox["home"]], names=["c1"], dry_run=True, method="container", image="busybox",
+                         engine=engine)
+    assert result["changed"] is True  # it found the setuid file through the staging bind
+    sources = [next(iter(binds)) for _image, _args, binds in engine.disposable]
+    assert sources and all(s.startswith(staging.STAGING_DIR + "/") for s in sources), sources
+    assert all(args[0] == str(os.stat(sandbox["ws"]).st_ino) for _image, args, _binds in engine.disposable)
+    assert not any(os.path.exists(s) for s in sources)  # unmounted and removed after the steps

@@ -15,15 +15,21 @@ starve the next:
 
 Two methods: ``native`` walks the tree on the host with strip.run (needs root on the
 host); ``container`` runs each step in a disposable hardened container that mounts only
-the target, by its resolved path, for hosts where the engine is reachable but root is
-not. A step that cannot run produces one warning naming the sandbox path.
+the target. The engine resolves a bind's source by path, so it is never handed the
+agent's path: it gets a root-owned staging bind of the proven directory (staging.staged;
+that needs root too, unless only root and the caller can change the target's path).
+A step that cannot run produces one warning naming the sandbox path.
+
+The owner ownership return gives files back to comes from the fstat of ``<sandbox>``
+opened component by component (safefs.open_dir, no symlink followed), never from a
+lookup by path.
 """
 import os
 import posixpath
 import stat
 import time
 
-from . import docker_engine, sandboxes
+from . import docker_engine, safefs, sandboxes, staging
 from . import report as reportmod
 from . import strip as stripmod
 from .text import escape
@@ -34,7 +40,19 @@ DEFAULT_BUDGET_PER_STEP_S = 10.0
 CONTAINER_TARGET = "/sweep/target"
 
 # POSIX sh for the container method: GNU findutils or busybox, no stat(1) needed.
-# "$1" is the target inside the container; each found path is printed before it is changed.
+# Every script starts with PROLOGUE: its first argument is the inode of the directory the host
+# proved, and nothing runs unless the target the engine mounted is that directory (an engine in
+# another mount namespace than the sweep would mount whatever its own path names).
+# Then "$1" is the target inside the container; each found path is printed before it is changed.
+PROLOGUE = r"""
+set -u
+ino=$1; shift
+seen=$(ls -di "$1" 2>/dev/null | { read -r i _; echo "$i"; })
+if [ "$seen" != "$ino" ]; then
+  echo "sandboxguard: $1 is not the directory the host proved (inode ${seen:-none}, expected $ino): nothing done"
+  exit 97
+fi
+"""
 SCRIPT_CHOWN = r"""
 set -u
 t=$1; owner=$2; shift 2
@@ -78,16 +96,21 @@ exit $ok
 
 
 def path_owner(path):
-    """(uid, gid) of a directory, not following a final symlink (touches the system)."""
-    st = os.lstat(path)
-    return st.st_uid, st.st_gid
+    """(uid, gid) of a directory from the fstat of its descriptor, opened component by
+    component with no symlink followed anywhere (safefs.open_dir). Raises PathRefused
+    (a ValueError) for a path through a symlink, OSError when it cannot be opened."""
+    with safefs.open_dir(path, follow_trusted_links=False) as held:
+        return held.st.st_uid, held.st.st_gid
 
 
 def sandbox_owner(target_root):
     """The owner ownership return gives files back to: the owner of ``<sandbox>``.
 
     ``target_root`` is the realpath of ``<sandbox>/docker``; Hermes creates ``<sandbox>``
-    as the agent's user, while the engine may create the task directories as root.
+    as the agent's user, while the engine may create the task directories as root. The
+    owner comes from a proven descriptor (path_owner): a symlink the agent swaps in on the
+    way (``~/.hermes`` made a link to another user's tree) refuses it instead of giving the
+    files to that user.
     """
     return path_owner(posixpath.dirname(target_root.rstrip("/")))
 
@@ -163,14 +186,39 @@ def _container_entry(path, action):
 
 
 def sweep_container(client, target, owner, chown_from, budget, image, dry_run=False, steps=STEPS,
-                    run=docker_engine.run_disposable):
+                    run=docker_engine.run_disposable, stage=None):
     """The three steps in disposable hardened containers (see docker_engine.run_disposable).
 
-    Each step's ``report`` is the same envelope as method native's, its ``files`` the same
-    dicts; find prints only paths, so modes, owners and caps are None and the setid step's
-    action is ``setid`` (find cannot tell which bit it cleared without a second walk).
+    The containers mount a root-owned staging bind of the proven ``target``
+    (``stage(target)``, a context manager yielding the path the engine gets: staging.staged),
+    never ``target``'s own path, which the engine would resolve through whatever the agent
+    swapped in. Each step's ``report`` is the same envelope as method native's, its
+    ``files`` the same dicts; find prints only paths, so modes, owners and caps are None and
+    the setid step's action is ``setid`` (find cannot tell which bit it cleared without a
+    second walk).
     """
-    binds = {target: CONTAINER_TARGET}
+    stage = stage or staging.staged
+    results = None
+    try:
+        with stage(target) as (source, st):
+            results = _container_steps(client, target, source, st.st_ino, owner, chown_from, budget, image, dry_run,
+                                       steps, run)
+    except ValueError as exc:  # RootRefused, StagingError: no step ran, or the staging was not undone
+        text = "could not hand %s to the strip container: %s" % (target, reportmod.error_text(exc))
+        if results:
+            _step_failed(results[-1], target, text)
+            return results
+        results = []
+        for name in steps:
+            result = _step_result(name, budget)
+            result["ran"] = False
+            _step_failed(result, target, text)
+            results.append(result)
+    return results
+
+
+def _container_steps(client, target, source, ino, owner, chown_from, budget, image, dry_run, steps, run):
+    binds = {source: CONTAINER_TARGET}
     results = []
     for name in steps:
         result = _step_result(name, budget)
@@ -192,7 +240,7 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
             script, args = SCRIPT_CAPS, [CONTAINER_TARGET]
         started = time.monotonic()
         try:
-            out = run(client, image, script, args, binds, timeout=budget or None)
+            out = run(client, image, PROLOGUE + script, [str(ino), *args], binds, timeout=budget or None)
         except Exception as exc:
             result["ran"] = False
             _step_failed(result, target, "could not run the strip container: %s" % exc)
@@ -319,9 +367,10 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
              "owner": None, "changed": False, "steps": []}
     try:
         entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
         reportmod.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
-                                      "ownership is not returned" % (escape(path), exc.strerror))
+                                      "ownership is not returned" % (escape(path), why))
     own = tuple(entry["owner"]) if entry["owner"] else None
     try:
         st = os.lstat(path)
