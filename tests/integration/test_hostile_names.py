@@ -422,7 +422,8 @@ def test_nosuid_mount_describes_a_mount_whose_root_is_not_utf8(mount_point):
     fixed = run_module("nosuid_mount", {"path": [path], "persist": "none"})
     assert fixed["changed"] is True and not fixed.get("failed"), fixed.get("msg")
     [entry] = from_result(fixed)["paths"]
-    assert os.fsencode(mount_point["source"]) in os.fsencode(entry["before"])  # exact, through before_b64
+    assert os.fsencode(entry["path"]) == os.fsencode(path)  # exact, through path_b64 where needed
+    assert shown in entry["before"] and "\n" not in entry["before"]  # a line for people: names escaped
 
 
 def test_library_install_removes_stale_files_with_hostile_names(base):
