@@ -28,7 +28,7 @@ import posixpath
 import stat
 import time
 
-from . import docker_engine, safefs, sandboxes, staging
+from . import docker_engine, fileops, safefs, sandboxes, staging
 from . import report as reportmod
 from . import strip as stripmod
 from .text import escape
@@ -48,31 +48,56 @@ set -u
 ino=$1; shift
 seen=$(ls -di "$1" 2>/dev/null | { read -r i _; echo "$i"; })
 if [ "$seen" != "$ino" ]; then
-  echo "sandboxguard: $1 is not the directory the host proved (inode ${seen:-none}, expected $ino): nothing done"
+  echo "sandboxguard: $1 is not the directory the host proved (inode ${seen:-none}, expected $ino): nothing done" >&2
   exit 97
 fi
 """
+# Found paths go to stdout as a hex dump of find's -print0 (od -An -tx1): a name may hold a
+# newline or any byte but NUL, and the engine's log driver stores stdout as UTF-8 text, so a
+# byte that is not UTF-8 would come back replaced. Every message goes to stderr; find's own
+# status is kept in /tmp/rc (a pipeline's status is od's). "$3" of the chown step: "one" keeps
+# regular files with more than one hard link out of the ownership return (where
+# fs.protected_hardlinks is not 1 a user may have linked a root file into the tree:
+# fileops.hardlinks_protected), "any" not.
 SCRIPT_CHOWN = r"""
 set -u
-t=$1; owner=$2; shift 2
+t=$1; owner=$2; links=$3; shift 3
 ok=0
 for uid in "$@"; do
-  find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print -exec chown -h "$owner" {} + || ok=1
+  if [ "$links" = one ]; then
+    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
+      echo $? > /tmp/rc; } | od -An -v -tx1
+  else
+    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
+      echo $? > /tmp/rc; } | od -An -v -tx1
+  fi
+  [ "$(cat /tmp/rc)" = 0 ] || ok=1
 done
 exit $ok
 """
 SCRIPT_CHOWN_DRY = r"""
 set -u
-t=$1; owner=$2; shift 2
-for uid in "$@"; do find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print || exit 1; done
+t=$1; owner=$2; links=$3; shift 3
+for uid in "$@"; do
+  if [ "$links" = one ]; then
+    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } |
+      od -An -v -tx1
+  else
+    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } | od -An -v -tx1
+  fi
+  [ "$(cat /tmp/rc)" = 0 ] || exit 1
+done
 """
 SCRIPT_SETID = r"""
 set -u
-find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print -exec chmod ug-s {} +
+{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0 -exec chmod ug-s {} +; echo $? > /tmp/rc; } |
+  od -An -v -tx1
+exit "$(cat /tmp/rc)"
 """
 SCRIPT_SETID_DRY = r"""
 set -u
-find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print
+{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0; echo $? > /tmp/rc; } | od -An -v -tx1
+exit "$(cat /tmp/rc)"
 """
 # find cannot read xattrs: re-chown each regular file to its own uid and gid, which makes
 # the kernel drop security.capability (capabilities(7)); owners are read once (ls -n, no
@@ -80,7 +105,7 @@ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print
 SCRIPT_CAPS = r"""
 set -u
 t=$1
-find -P "$t" -xdev -type f -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed"; exit 1; }
+find -P "$t" -xdev -type f -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed" >&2; exit 1; }
 owners=$(while read -r _ _ u g _; do
   case "$u:$g" in *[!0-9:]*|:*|*:) ;; *) echo "$u:$g" ;; esac
 done < /tmp/owners | sort -u)
@@ -89,9 +114,19 @@ for o in $owners; do
   n=$((n + 1)); u=${o%%:*}; g=${o#*:}
   find -P "$t" -xdev -type f -user "$u" -group "$g" -exec chown -h "$u:$g" {} + || ok=1
 done
-echo "re-chowned the regular files of $n owner(s)"
+echo "re-chowned the regular files of $n owner(s)" >&2
 exit $ok
 """
+
+
+def found_paths(stdout, target):
+    """The host paths of what a step's find printed, as str (pure): ``stdout`` is the hex dump
+    of find's ``-print0`` (od -An -tx1, bytes); anything that is not hex is ignored."""
+    digits = b"".join(word for word in stdout.split() if len(word) == 2 and all(c in b"0123456789abcdef" for c in word))
+    prefix = os.fsencode(CONTAINER_TARGET)
+    base = os.fsencode(target)
+    return [os.fsdecode(base + chunk[len(prefix):]) for chunk in bytes.fromhex(digits.decode("ascii")).split(b"\0")
+            if chunk == prefix or chunk.startswith(prefix + b"/")]
 
 
 def path_owner(path):
@@ -227,7 +262,8 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
                 results.append(result)
                 continue
             script = SCRIPT_CHOWN_DRY if dry_run else SCRIPT_CHOWN
-            args = [CONTAINER_TARGET, "%d:%d" % owner] + [str(u) for u in chown_from]
+            links = "any" if fileops.hardlinks_protected() else "one"
+            args = [CONTAINER_TARGET, "%d:%d" % owner, links] + [str(u) for u in chown_from]
         elif name == "setid":
             script, args = (SCRIPT_SETID_DRY if dry_run else SCRIPT_SETID), [CONTAINER_TARGET]
         else:
@@ -246,16 +282,19 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
             results.append(result)
             continue
         lines = [ln for ln in out["output"].splitlines() if ln]
-        found = [target + ln[len(CONTAINER_TARGET):] for ln in lines if ln.startswith(CONTAINER_TARGET)]
+        messages = [ln for ln in out.get("stderr", out["output"]).splitlines() if ln]
+        found = found_paths(out["stdout"], target)
         report = reportmod.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
                                       counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
-                                      output=out["output"][-4000:])
+                                      output=out.get("stderr", out["output"])[-4000:])
+        if name == "chown" and args[2] == "one":
+            reportmod.add_warning(report, fileops.LINKED_OWNER_WARNING)
         if out["timed_out"]:
             reportmod.add_error(report, target, name, "step %s did not finish within %ss and was killed" % (
                 name, budget))
         elif out["exit_code"] != 0:
             reportmod.add_error(report, target, name, "step %s exited %s: %s" % (
-                name, out["exit_code"], (lines[-1] if lines else "no output")))
+                name, out["exit_code"], (messages[-1] if messages else lines[-1] if lines else "no output")))
         report["complete"] = not report["errors"]
         # The caps step re-chowns every file and cannot see which ones carried a capability,
         # so it reports the step as run, not as a change (method native reports exactly).
@@ -309,7 +348,7 @@ def _check_method(method, image):
     if method not in METHODS:
         raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
     if method == "container" and not image:
-        raise ValueError("the container method needs an image with find, chown, chmod, ls and sort "
+        raise ValueError("the container method needs an image with find, chown, chmod, ls, sort and od "
                          "(busybox or a Debian slim image): set image")
 
 
@@ -349,6 +388,8 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         for step in entry["steps"]:
             if step["report"] is not None:
                 reportmod.merge(result, {"counts": step["report"]["counts"]})
+                for warning in step["report"].get("warnings", ()):
+                    reportmod.add_warning(result, "sandbox %s: %s" % (escape(entry["path"]), warning))
             elif step["errors"]:  # a step that could not run has no report to count them
                 result["counts"]["errors"] = result["counts"].get("errors", 0) + len(step["errors"])
             for error in step["errors"]:

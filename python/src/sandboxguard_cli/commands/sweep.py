@@ -29,7 +29,7 @@ def _scope_args(parser):
                         help="an extra <sandbox>/docker root the operator names (repeatable)")
     parser.add_argument("--method", choices=sweepmod.METHODS, default="native",
                         help="native: walk on this host (needs root); container: a disposable hardened container")
-    parser.add_argument("--image", help="image for --method container (needs find, chown, chmod, ls, sort, sh)")
+    parser.add_argument("--image", help="image for --method container (needs find, chown, chmod, ls, sort, od, sh)")
     parser.add_argument("--owner", metavar="USER[:GROUP]",
                         help="ownership return target, names or ids; USER alone means its primary group "
                              "(default: each sandbox's owner)")
