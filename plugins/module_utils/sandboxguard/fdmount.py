@@ -339,7 +339,7 @@ def open_strict(path, trusted=False):
                 if not stat.S_ISDIR(st.st_mode):
                     raise Refused("%s: %s is not a directory" % (shown(text), shown(done + "/" + part))) from None
                 raise Refused("%s: cannot open %s: %s" % (shown(text), shown(done + "/" + part),
-                                                         exc.strerror)) from None
+                                                          exc.strerror)) from None
             os.close(fd)
             fd = nxt
             done += "/" + part

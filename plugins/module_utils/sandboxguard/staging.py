@@ -121,7 +121,7 @@ def staged(target, staging_dir=STAGING_DIR):
         with parent:
             if not parent.trusted:
                 raise StagingError("the staging directory %s can be changed by another user than root: not "
-                                      "used; remove it (root recreates it)" % escape(parent.path))
+                                   "used; remove it (root recreates it)" % escape(parent.path))
             clean_leftovers(parent.fd, parent.path)
             name = "%d.%s.%s" % (os.getpid(), _start_time(os.getpid()), secrets.token_hex(6))
             fd, _created = safefs.make_dir_at(parent.fd, name, 0o700, path_for_errors=parent.path + "/" + name)
@@ -131,10 +131,10 @@ def staged(target, staging_dir=STAGING_DIR):
                                                         reopen=lambda: safefs.open_dir_at(parent.fd, name))
                 except OSError as exc:
                     raise StagingError("cannot bind %s onto the staging directory %s/%s for the engine "
-                                                  "(%s): the container method needs root (CAP_SYS_ADMIN) for it, "
-                                                  "or a target only root and you can change" % (
-                                                      escape(root.path), escape(parent.path), name,
-                                                      os.strerror(exc.errno) if exc.errno else exc)) from None
+                                       "(%s): the container method needs root (CAP_SYS_ADMIN) for it, "
+                                       "or a target only root and you can change" % (
+                                           escape(root.path), escape(parent.path), name,
+                                           os.strerror(exc.errno) if exc.errno else exc)) from None
                 mid = fdmount.mount_id(mount_fd)
                 try:
                     yield "%s/%s" % (parent.path, name), root.st
@@ -145,7 +145,7 @@ def staged(target, staging_dir=STAGING_DIR):
                         os.close(mount_fd)
                     if any(m["mount_id"] == mid for m in read_mountinfo()):
                         raise StagingError("the staging bind %s/%s (mount id %s) is still mounted; the next "
-                                              "staging removes it" % (escape(parent.path), name, mid))
+                                           "staging removes it" % (escape(parent.path), name, mid))
             finally:
                 os.close(fd)
                 try:

@@ -59,6 +59,7 @@ def hardlinks_protected(path=PROTECTED_HARDLINKS):
     except OSError:
         return False
 
+
 OPTION_DEFAULTS = {
     "actions": ("setid", "caps"), "dry_run": False, "budget": DEFAULT_BUDGET_S, "chown_to": None,
     "chown_from": (0,), "caps_method": "xattr", "hardlinks": "strip", "one_file_system": True,
