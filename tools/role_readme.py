@@ -45,6 +45,8 @@ def options(role):
 
 def markup(text):
     """ansible-doc markup (C(), O(), V(), M(), I(), B(), L(), U()) as Markdown; cells stay one line."""
+    # O(fqcn#type:option) names another plugin's option: `option` of `fqcn`
+    text = re.sub(r"O\(([\w.]+)#\w+:([^)]*)\)", r"`\2` of `\1`", text)
     text = re.sub(r"[COVMP]\(([^)]*)\)", r"`\1`", text)
     text = re.sub(r"I\(([^)]*)\)", r"*\1*", text)
     text = re.sub(r"B\(([^)]*)\)", r"**\1**", text)
