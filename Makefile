@@ -8,11 +8,12 @@ export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(TOP)/.cache/collections
 export ANSIBLE_CONFIG := $(TOP)/ansible.cfg
 
-.PHONY: help setup engine images demo test lint sync check-sync unit pythons integration sanity ansible-lint molecule galaxy clean
+.PHONY: help setup engine images demo test docs lint sync check-sync unit pythons integration sanity ansible-lint molecule galaxy clean
 
 help:
 	@echo "make demo   set up, then show the main job: a container drops a setuid file into a bind mount; audit, strip, audit again"
 	@echo "make test   set up, then run every test layer (ends non-zero on any failure)"
+	@echo "make docs   build the collection's docs site (antsibull-docs + Sphinx) into build/docs/html"
 	@echo "make sync   copy python/src/sandboxguard into plugins/module_utils/sandboxguard"
 
 setup:
@@ -30,8 +31,11 @@ demo: images
 test: images
 	@bash tools/run-tests.sh
 
+docs: setup
+	@bash tools/docs.sh build
+
 sync:
 	@python3 tools/sync_module_utils.py
 
 clean:
-	rm -rf .cache/collections .cache/sanity .pytest_cache .ruff_cache tests/output
+	rm -rf .cache/collections .cache/sanity .pytest_cache .ruff_cache tests/output build/docs
