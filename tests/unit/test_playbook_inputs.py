@@ -1,6 +1,6 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The docs site's Playbooks page says what the playbooks read: docs/docsite/playbook-inputs.yml
+"""The docs site's Playbooks page says what the playbooks read: docs/docsite/inputs.yml
 declares each playbook's sandboxguard_* inputs, and the generated pages are current.
 
 The playbooks are found on disk and their variables read from their YAML (comments do not
@@ -29,7 +29,7 @@ def test_every_playbook_is_documented():
 def test_documented_inputs_are_the_variables_the_playbook_reads(name):
     read = docsite.playbook_reads(os.path.join(TOP, "playbooks", name + ".yml"))
     documented = set(SPEC["playbooks"].get(name, {}).get("inputs", []))
-    assert sorted(read - documented) == [], "read by playbooks/%s.yml, not in docs/docsite/playbook-inputs.yml" % name
+    assert sorted(read - documented) == [], "read by playbooks/%s.yml, not in docs/docsite/inputs.yml" % name
     assert sorted(documented - read) == [], "documented for %s, not read by playbooks/%s.yml" % (name, name)
 
 
