@@ -1,3 +1,6 @@
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # sandboxguard: the two commands a new user needs are `make demo` and `make test`.
 # Every target sets up what it needs first (idempotent, cached under .cache/).
 SHELL := /bin/bash

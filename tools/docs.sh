@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The docs site and its checks, with the docs tool chain in its own venv (.cache/docs/venv,
 # from requirements/docs.txt, made once by tools/cached-venv.sh; Sphinx 9 and the dev tools
 # disagree on docutils). docs/testing.md "The docs site".

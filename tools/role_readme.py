@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Each role's README variable table, generated from its meta/argument_specs.yml.
 

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Run every test layer in order, keep going after a failing one, time each, print a
 # summary table and one closing line `layers: N passed, M failed`; exit 1 if any failed.
 # `make test` runs this after setup, the engine and the images (docs/testing.md).

@@ -204,7 +204,7 @@ def test_role_page_renders_every_option_of_its_argument_specs(browser, role):
 
 
 def test_playbooks_page_lists_every_input_of_every_playbook(browser):
-    with open(os.path.join(TOP, "docs", "docsite", "playbook-inputs.yml")) as handle:
+    with open(os.path.join(TOP, "docs", "docsite", "inputs.yml")) as handle:
         spec = yaml.safe_load(handle)
     page = Page(browser, "collections/sandboxguard/boundary/docsite/playbooks.html")
     sections = page.page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('section section')].map(

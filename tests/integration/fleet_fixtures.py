@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """A fleet of test hosts for the fleet test and the fleet benchmark.
 

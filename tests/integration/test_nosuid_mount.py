@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """nosuid_mount as Ansible runs it, on real mounts: mount, idempotence, check mode, persistence,
 unmount; and what the mount does for the host and for containers started before and after."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Planning nosuid,nodev bind mounts from mountinfo, unit names and fstab edits (pure)."""
 import pytest

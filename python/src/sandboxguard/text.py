@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Names from a hostile tree, made safe to print for people (pure).
 
