@@ -135,7 +135,8 @@ options:
     default: 20
 notes:
   - Reading every file needs root (C(become)); the Docker engine needs the Docker SDK for Python on the host.
-  - The role R(sandboxguard.boundary.boundary_audit,ansible_collections.sandboxguard.boundary.boundary_audit_role) runs this module on every host and writes the reports.
+  - The role R(sandboxguard.boundary.boundary_audit,ansible_collections.sandboxguard.boundary.boundary_audit_role)
+    runs this module on every host and writes the reports.
 seealso:
   - module: sandboxguard.boundary.setid_strip
   - module: sandboxguard.boundary.sandbox_mounts_info
