@@ -7,7 +7,8 @@ Runs on the controller only, once per play: reads every play host's registered a
 result from hostvars, builds the fleet report with the library
 (``module_utils/sandboxguard/audit_report.py``, the collection's own copy: nothing is
 installed on the controller) and writes the reports. Hosts of the play without a result
-are unreachable hosts and appear in every report.
+are unreachable hosts and appear in every report. The task's result passes through
+text.for_result, as every module's does (plugins/module_utils/report_module.py).
 """
 
 import os
@@ -22,6 +23,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
     as_bool,
     as_list,
 )
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape, for_result, one_line
 
 ARGUMENT_SPEC = {
     "report_dir": {"type": "path", "required": True},
@@ -67,7 +69,7 @@ class ActionModule(ActionBase):
             fail_on_findings = as_bool(args["fail_on_findings"], True, "fail_on_findings")
             fail_on_errors = as_bool(args["fail_on_errors"], True, "fail_on_errors")
         except InputError as exc:
-            raise AnsibleActionFail(str(exc)) from None
+            raise AnsibleActionFail(one_line(str(exc))) from None
         unknown = [f for f in formats if f not in audit_report.FORMATS]
         if unknown:
             raise AnsibleActionFail("formats: unknown %s; choose from %s" % (
@@ -96,16 +98,16 @@ class ActionModule(ActionBase):
         try:
             written = audit_report.write_reports(report, report_dir, formats, host_files)
         except OSError as exc:
-            raise AnsibleActionFail("boundary_audit_report_dir %s: %s; pick a directory the controller user can "
-                                    "write" % (report_dir, exc.strerror or exc)) from None
+            raise AnsibleActionFail(one_line("boundary_audit_report_dir %s: %s; pick a directory the controller user "
+                                             "can write" % (escape(report_dir), exc.strerror or exc))) from None
         summary = report["summary"]
         errors_only = summary["hosts_error"] - summary["hosts_unreachable"]
-        result.update(
+        result.update(for_result(dict(
             changed=False, report_dir=report_dir, files=written, summary=summary,
             stats=audit_report.stats(summary),
             gate=audit_report.gate(summary, fail_on_findings, fail_on_errors),
             hosts={name: record["status"] for name, record in report["hosts"].items()},
             msg="%d host(s): %d with findings, %d error, %d unreachable, %d clean; reports in %s" % (
                 summary["hosts_total"], summary["hosts_with_findings"], errors_only,
-                summary["hosts_unreachable"], summary["hosts_clean"], report_dir))
+                summary["hosts_unreachable"], summary["hosts_clean"], escape(report_dir)))))
         return result

@@ -6,7 +6,9 @@
 Runs on the controller. The sandbox side is the task's own connection (ssh, docker, local,
 ...): the library's shell program goes over ``_low_level_execute_command``; every check,
 the decoding and the landing are the library's (``module_utils/sandboxguard/fetch.py``).
-Nothing runs through Python on the target, so targets without Python work too.
+Nothing runs through Python on the target, so targets without Python work too. The
+task's result passes through text.for_result, as every module's does (a name from the
+sandbox that is not UTF-8 is carried escaped, its bytes in a ``<key>_b64`` sibling).
 """
 
 from ansible.errors import AnsibleActionFail
@@ -14,6 +16,7 @@ from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import fetch as fetchlib
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape, for_result, one_line
 
 ARGUMENT_SPEC = {
     "src": {"type": "str", "required": True},
@@ -59,15 +62,16 @@ class ActionModule(ActionBase):
                 dry_run=bool(self._task.check_mode), create_dest=True,
             )
         except fetchlib.FetchError as exc:
-            raise AnsibleActionFail(to_text(exc)) from None
-        result.update(report)
+            raise AnsibleActionFail(one_line(to_text(exc))) from None
+        result.update(for_result(report))
         result["changed"] = bool(report["changed"])
         if report["refused"]:
-            result["msg"] = "refused %s (%s): %s" % (args["src"], report["refused_code"], report["refused"])
+            result["msg"] = one_line("refused %s (%s): %s"
+                                     % (escape(args["src"]), report["refused_code"], report["refused"]))
             if args["fail_on_refused"]:
                 result["failed"] = True
         else:
             result["msg"] = "%s %s -> %s (%s bytes, sha256 %s)" % (
-                "would fetch" if self._task.check_mode else "fetched", args["src"], report["dest"],
+                "would fetch" if self._task.check_mode else "fetched", escape(args["src"]), escape(report["dest"]),
                 report["size"], report["sha256"])
         return result

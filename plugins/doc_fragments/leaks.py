@@ -12,11 +12,30 @@ class ModuleDocFragment:
 options:
   users:
     description:
-      - Account names to look at. By default root and every regular account (uid 1000 and above, not nobody), plus
-        any user with a table in the spool.
+      - Account names to look at (any uid; root only when named here).
+      - Every job line of an audited user's cron table counts as a leak, so by default only the accounts that run
+        agents are looked at, as the fleet audit does - the owners of the O(hermes_home) directories and their
+        profiles, of O(sandbox_dir) and of the C(<sandbox>/docker) directories (not of the task directories below
+        them, which a root container can chown), and O(agent_user) - never root. With none of those given (or all
+        owned by root) and no O(users), the module fails and says so instead of looking at every account.
+      - The result's C(scope) says why each account was looked at.
       - A comma-separated string is accepted (AWX surveys send strings).
     type: list
     elements: str
+  hermes_home:
+    description:
+      - HERMES_HOME directories whose owners (and whose profiles' and C(sandboxes/docker) directories' owners) are
+        the accounts looked at when O(users) is not given. A symlink is never followed to find an owner.
+    type: list
+    elements: path
+    aliases: [hermes_homes]
+    default: []
+  sandbox_dir:
+    description: The agent's C(TERMINAL_SANDBOX_DIR), when set; its owner and its C(docker) directory's are in scope.
+    type: path
+  agent_user:
+    description: The unprivileged user the agent runs as; in scope when O(users) is not given.
+    type: str
   tmp_dir:
     description: The temp directory to look for leftover run directories in.
     type: path

@@ -5,6 +5,9 @@
 
 
 class ModuleDocFragment:
+    # Every option of the modules that scope Docker sandboxes (sandbox_mounts_info, sandbox_sweep).
+    # The first three are ROOTS below, word for word (tests/unit/test_doc_fragments.py holds them
+    # equal): ansible-test reads fragments as plain string literals, so they cannot be shared.
     DOCUMENTATION = r"""
 options:
   hermes_home:
@@ -55,4 +58,29 @@ notes:
 requirements:
   - The Docker SDK for Python on the target (Debian C(python3-docker), or C(pip install docker)); the
     C(sandboxguard.boundary.sandbox_sweep) role installs it.
+"""
+
+    # Only the options the roots are derived from (nosuid_mount: the sweep's roots, no engine).
+    ROOTS = r"""
+options:
+  hermes_home:
+    description:
+      - HERMES_HOME directories. Each gives the root C(<HERMES_HOME>/sandboxes/docker) and, for every
+        directory under C(<HERMES_HOME>/profiles/), C(<HERMES_HOME>/profiles/<name>/sandboxes/docker).
+      - A comma-separated string is accepted (AWX surveys have no list type), and so is a single path, as in
+        M(sandboxguard.boundary.terminal_home) (which takes a list too).
+    type: list
+    elements: path
+    aliases: [hermes_homes]
+    default: []
+  sandbox_dir:
+    description:
+      - The agent's C(TERMINAL_SANDBOX_DIR), when it sets one; gives the root C(<sandbox_dir>/docker).
+    type: path
+  roots:
+    description:
+      - Extra C(<sandbox>/docker) roots the operator names explicitly. System paths are refused.
+    type: list
+    elements: path
+    default: []
 """

@@ -13,9 +13,20 @@ options:
       - A path that is itself a symlink, a relative path, a missing path, C(/) and system
         paths such as C(/usr), C(/etc), C(/home) or C(/var/lib) are refused before anything
         is walked.
+      - O(paths) or O(paths_b64) (or both) must name at least one path.
     type: list
     elements: path
-    required: true
+    default: []
+  paths_b64:
+    description:
+      - More paths to walk, each as the base64 of the path's bytes, as the C(roots_b64) of an audit
+        or walk result carries them. A path that is not UTF-8 can only be given this way (a module
+        argument is text), and nothing in it is expanded (no C(~), no C($VAR), which O(paths) expands).
+      - Refused exactly as O(paths) are.
+    type: list
+    elements: str
+    default: []
+    version_added: 1.1.0
   one_file_system:
     description:
       - Stay on the filesystem of each path (like C(find -xdev)); directories on another

@@ -7,6 +7,7 @@ The rule lives once, in the library (sandboxguard.owners); this only turns its e
 a failed task.
 """
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import owners
 
 
@@ -15,4 +16,4 @@ def resolve_owner(module, owner, group):
     try:
         return owners.resolve_owner(owner, group)
     except ValueError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))

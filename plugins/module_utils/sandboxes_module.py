@@ -3,12 +3,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Module-side glue for the Docker sandbox modules: shared options and the engine connection."""
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import docker_engine
 
-SANDBOX_ARGUMENT_SPEC = dict(
+# The options the host derives the <sandbox>/docker roots from (sweep.derive_roots): the
+# sweep's, the mounts info's and nosuid_mount's (doc fragment sandboxguard.boundary.sandboxes.roots).
+ROOTS_ARGUMENT_SPEC = dict(
     hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
     sandbox_dir=dict(type="path"),
     roots=dict(type="list", elements="path", default=[]),
+)
+
+SANDBOX_ARGUMENT_SPEC = dict(
+    ROOTS_ARGUMENT_SPEC,
     containers=dict(type="list", elements="str", default=[]),
     include_stopped=dict(type="bool", default=True),
     docker_host=dict(type="str"),
@@ -19,4 +26,4 @@ def connect_or_fail(module):
     try:
         return docker_engine.connect(module.params["docker_host"])
     except docker_engine.EngineError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))

@@ -1,15 +1,29 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module-side glue shared by the modules that walk a tree: options, diff, warnings."""
+"""Module-side glue shared by the modules that walk a tree: options, diff, warnings.
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report
+Names in the diff and the warnings are text.escape-d; the result itself is carried by
+report_module (text.for_result: a name that is not UTF-8 escaped, its bytes in ``*_b64``).
+"""
+
+import base64
+import binascii
+import os
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
+    errors_text,
+    exit_report,
+    fail,
+    warn,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
 
 WALK_ARGUMENT_SPEC = dict(
-    paths=dict(type="list", elements="path", required=True),
+    paths=dict(type="list", elements="path", default=[]),
+    paths_b64=dict(type="list", elements="str", default=[]),
     one_file_system=dict(type="bool", default=True),
     prune_mounts=dict(type="bool", default=True),
     budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
@@ -20,7 +34,7 @@ WALK_ARGUMENT_SPEC = dict(
 
 def _line(entry, before):
     mode = entry["mode_before"] if before else entry["mode_after"]
-    text = "%s mode=%s" % (entry["path"], mode)
+    text = "%s mode=%s" % (escape(entry["path"]), mode)
     if "chown" in entry["actions"]:
         text += " owner=%s:%s" % ((entry["uid"], entry["gid"]) if before else
                                   (entry.get("uid_after", "?"), entry.get("gid_after", "?")))
@@ -39,17 +53,20 @@ def report_diff(report):
     }
 
 
-def printable_report(report):
-    """The report with every path through text.escape: a module result must be valid UTF-8
-    (Ansible refuses a name that is not), and a newline in a name must not split a line of
-    a warning or a diff. Non-printable characters and bytes that are not UTF-8 show as
-    \\n, \\xNN..., a backslash as two."""
-    result = dict(report)
-    result["roots"] = [escape(p) for p in report["roots"]]
-    result["files"] = [dict(e, path=escape(e["path"])) for e in report["files"]]
-    result["errors"] = [dict(e, path=escape(e["path"]), error=escape(e["error"])) for e in report["errors"]]
-    result["pruned_mounts"] = [escape(p) for p in report["pruned_mounts"]]
-    return result
+def walk_paths(module):
+    """The roots to walk: ``paths`` as given, then ``paths_b64`` decoded to the names
+    (os.fsdecode of the bytes) a result's ``roots_b64`` carries for roots that are not UTF-8."""
+    paths = list(module.params["paths"] or ())
+    for coded in module.params["paths_b64"] or ():
+        try:
+            raw = base64.b64decode(coded.encode("ascii"), validate=True)
+        except (binascii.Error, ValueError, UnicodeEncodeError):
+            fail(module, "paths_b64: %r is not base64 (give the roots_b64 of a result, or base64 of a path's bytes)"
+                 % coded)
+        paths.append(os.fsdecode(raw))
+    if not paths:
+        fail(module, "paths and paths_b64 are both empty: give the directories to walk")
+    return paths
 
 
 def check_owner(module, chown_to, owner, group):
@@ -58,7 +75,7 @@ def check_owner(module, chown_to, owner, group):
         return stripmod.check_owner(chown_to)
     except ValueError as exc:
         who = owner if group is None else "%s group %s" % (owner, group)
-        module.fail_json(msg="owner %s: %s" % (who, str(exc).replace("chown_to ", "")))
+        fail(module, "owner %s: %s" % (who, str(exc).replace("chown_to ", "")))
 
 
 def run_walk_module(module, **kwargs):
@@ -66,26 +83,26 @@ def run_walk_module(module, **kwargs):
     params = module.params
     query = kwargs.pop("query", False)
     dry_run = kwargs.pop("dry_run", False) or module.check_mode
+    paths = walk_paths(module)
     try:
         report = stripmod.run(
-            params["paths"], dry_run=dry_run,
+            paths, dry_run=dry_run,
             budget=params["budget"], max_listed=params["max_listed"],
             one_file_system=params["one_file_system"], prune_mounts=params["prune_mounts"], **kwargs)
     except RootRefused as exc:
-        module.fail_json(msg="refused root %s" % exc, path=escape(exc.path))
+        fail(module, "refused root %s" % exc, path=exc.path)
     except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    report = printable_report(report)
+        fail(module, str(exc))
     diff = report_diff(report) if module._diff and report["files"] else None
     if not report["complete"]:
-        module.warn("the walk of %s stopped after %.1fs (budget %.1fs) before it finished; run again or raise budget"
-                    % (", ".join(report["roots"]), report["elapsed"], params["budget"]))
+        warn(module, "the walk of %s stopped after %.1fs (budget %.1fs) before it finished; run again or raise "
+             "budget" % (", ".join(escape(r) for r in report["roots"]), report["elapsed"], params["budget"]))
     fail_msg = None
     if report["errors"]:
         fail_msg = errors_text(report, "file(s) could not be processed")
         if not params["fail_on_errors"]:
             for e in report["errors"]:
-                module.warn("%s: %s: %s" % (e["path"], e["op"], e["error"]))
+                warn(module, "%s: %s: %s" % (escape(e["path"]), e["op"], e["error"]))
             fail_msg = None
     extra = {"diff": diff} if diff else {}
     exit_report(module, report, fail_msg=fail_msg, changed=False if query else None, **extra)

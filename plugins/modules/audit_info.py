@@ -26,6 +26,8 @@ description:
   - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
     found nothing; C(reason) says why) or C(skipped). A path that does not exist on the host is listed in
     the check's C(absent) and is not an error.
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -212,6 +214,7 @@ status:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_record
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
 
@@ -245,11 +248,11 @@ def main():
     )
     p = module.params
     if p["budget"] < 0:
-        module.fail_json(msg="budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
+        fail(module, "budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
     checks = as_list(p["checks"])
     unknown = [c for c in checks if c not in audit_record.CHECKS]
     if unknown:
-        module.fail_json(msg="checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
+        fail(module, "checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
     record = audit.audit_host(
         checks=checks, paths=as_list(p["paths"]), hermes_homes=as_list(p["hermes_home"]),
         sandbox_dir=as_value(p["sandbox_dir"]), docker=p["docker"], docker_host=as_value(p["docker_host"]),
@@ -260,7 +263,7 @@ def main():
         agent_user=as_value(p["agent_user"]),
         bwrap_min_version=as_value(p["bwrap_min_version"]), bwrap_checks=as_list(p["bwrap_checks"]),
         bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)")
-    module.exit_json(changed=False, record=record, status=record["status"])
+    exit_result(module, changed=False, record=record, status=record["status"])
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ description:
   - It never fails because of findings; it returns RV(gate), the message to fail with, for the task after it.
   - The controller needs nothing but ansible-core and the collection; the report code is the collection's
     own C(module_utils).
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:

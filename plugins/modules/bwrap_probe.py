@@ -20,6 +20,8 @@ description:
   - A failure is classified from bwrap's stderr and the host facts into RV(reason) and RV(remediation).
   - Changes nothing on the host, so check mode runs the probe as well.
 version_added: 1.0.0
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -325,7 +327,7 @@ warnings:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import bwrap as bwrapmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.bwrap_settings import (
@@ -356,17 +358,17 @@ def main():
     )
     params = module.params
     if bwrapmod.parse_version(params["min_version"]) is None:
-        module.fail_json(msg="min_version %r is not a version like 0.9.0" % params["min_version"])
+        fail(module, "min_version %r is not a version like 0.9.0" % params["min_version"])
     limits = params["limits"] or {}
     if any(v is not None and v < 0 for v in limits.values()):
-        module.fail_json(msg="limits must be 0 (disabled) or more: %s" % limits)
+        fail(module, "limits must be 0 (disabled) or more: %s" % limits)
     who = bwrapmod.resolve_probe_user(params["user"])
     if "error" in who:
         fix = "set the user option to the agent user" if os.geteuid() == 0 else "connect as that user or use become"
-        module.fail_json(msg="user %s: %s (%s)" % (params["user"] or "(unset)", who["message"], fix),
-                         reason=who["error"], remediation="agent_user")
+        fail(module, "user %s: %s (%s)" % (params["user"] or "(unset)", who["message"], fix),
+             reason=who["error"], remediation="agent_user")
     if params["bwrap"] and bwrapmod.find_bwrap(params["bwrap"]) is None:
-        module.fail_json(msg="bwrap %s: no such file; give the path of the bwrap binary" % params["bwrap"])
+        fail(module, "bwrap %s: no such file; give the path of the bwrap binary" % params["bwrap"])
 
     report = bwrapmod.probe(user=params["user"], min_version=params["min_version"], checks=params["checks"],
                             profile=params["profile"], limits=limits, bwrap=params["bwrap"],

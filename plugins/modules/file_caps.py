@@ -38,6 +38,7 @@ options:
     default: xattr
 extends_documentation_fragment:
   - sandboxguard.boundary.walk
+  - sandboxguard.boundary.names
 attributes:
   check_mode:
     support: full
@@ -104,9 +105,17 @@ files:
   elements: dict
   contains:
     path:
-      description: 'Path of the file; non-printable characters and bytes that are not UTF-8 are shown escaped (C(\n), C(\xff)), a backslash doubled.'
+      description:
+        - Path of the file, as it is when it is valid UTF-8.
+        - 'A path holding bytes that are not UTF-8 is shown escaped (C(\xff), C(\n), a backslash doubled) and
+          RV(files[].path_b64) holds its bytes.'
       type: str
       returned: always
+    path_b64:
+      description: 'Base64 of the bytes of a path that is not UTF-8.'
+      type: str
+      returned: when RV(files[].path) is not UTF-8
+      version_added: 1.1.0
     type:
       description: 'C(file) or C(directory).'
       type: str
@@ -157,6 +166,18 @@ pruned_mounts:
   returned: always
   type: list
   elements: str
+roots_b64:
+  description: Base64 of the bytes of every entry of RV(roots), parallel to it; give it to O(paths_b64) to walk them again.
+  returned: when a root is not UTF-8
+  type: list
+  elements: str
+  version_added: 1.1.0
+pruned_mounts_b64:
+  description: Base64 of the bytes of every entry of RV(pruned_mounts), parallel to it.
+  returned: when a pruned mount point is not UTF-8
+  type: list
+  elements: str
+  version_added: 1.1.0
 errors:
   description: Per-file errors (at most O(max_listed)), each with C(path), C(op) and C(error).
   returned: always

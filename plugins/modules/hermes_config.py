@@ -18,9 +18,16 @@ description:
   - Shapes the editor cannot change safely (a flow mapping with content, anchors, aliases or tags on the path,
     block scalars, several documents, tabs in indentation) make the module fail naming the line instead of
     rewriting the file.
-  - A symbolic link at O(path) is refused, never followed. Existing files keep their mode and owner; a new file
+  - The config lives in a tree its agent can change, so it is reached only through descriptors. Its directory
+    is opened component by component (a symbolic link is followed only where only root could have made it;
+    one another user could have planted is refused, naming the real path), and the file is read only when it
+    is a regular file with one link (a symbolic link, FIFO or device at O(path) is refused, never opened; so
+    is a hard link) and replaced atomically in the directory held open.
+  - Existing files keep their owner and permission bits (never a setuid, setgid or sticky bit); a new file
     gets O(mode) and O(owner)/O(group).
 version_added: 1.0.0
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -95,7 +102,7 @@ counts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import hermes_config
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.yamlconf import YamlEditError
@@ -119,14 +126,14 @@ def main():
     try:
         mode = as_mode(p["mode"])
     except InputError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))
     try:
         report = hermes_config.set_config(p["path"], p["settings"], dry_run=module.check_mode, create=p["create"],
                                           owner=owner, mode=mode)
     except (hermes_config.ConfigError, YamlEditError) as exc:
-        module.fail_json(msg=str(exc), path=p["path"])
+        fail(module, str(exc), path=p["path"])
     except OSError as exc:
-        module.fail_json(msg="%s: %s" % (exc.filename or p["path"], exc.strerror or exc), path=p["path"])
+        fail(module, "%s: %s" % (exc.filename or p["path"], exc.strerror or exc), path=p["path"])
     diff = report.pop("diff")
     extra = {"diff": diff} if module._diff and diff else {}
     exit_report(module, report, **extra)

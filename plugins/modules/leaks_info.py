@@ -24,6 +24,7 @@ description:
     C(ssh-keygen) writes whatever C(HOME) says) and C(shell_rc) (a new or changed C(~/.bashrc), C(~/.profile),
     ...). Without a baseline these two kinds are not reported (every host has such files).
   - Problems that do not stop the audit (an incomplete baseline) are Ansible warnings.
+  - By default only the accounts that run agents are looked at (see O(users)); root only when named.
   - Read only; symbolic links are never followed below a home or a spool. Reading other users' crontabs and
     homes needs C(become).
 version_added: 1.0.0
@@ -50,6 +51,7 @@ options:
     default: false
 extends_documentation_fragment:
   - sandboxguard.boundary.leaks
+  - sandboxguard.boundary.names
 notes:
   - Supports check mode (it never changes anything).
   - Named C(sandboxguard.boundary.boundary_leaks_info) before 0.2.0; that name redirects here with a deprecation
@@ -59,8 +61,10 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: What did eval runs leave behind?
+- name: What did eval runs leave behind? (the accounts that own the Hermes home and run the agent)
   sandboxguard.boundary.leaks_info:
+    hermes_home: /home/hermes/.hermes
+    agent_user: hermes
   become: true
   register: leaks
 
@@ -71,12 +75,14 @@ EXAMPLES = r"""
 
 - name: Before the eval run, record what the host holds
   sandboxguard.boundary.leaks_info:
+    agent_user: hermes
     baseline: /var/lib/sandboxguard/leaks-before.json
     baseline_mode: write
   become: true
 
 - name: After the eval run, fail on anything the run added (new cron jobs, at jobs, units, ~/.ssh keys...)
   sandboxguard.boundary.leaks_info:
+    agent_user: hermes
     baseline: /var/lib/sandboxguard/leaks-before.json
     baseline_mode: compare
     fail_on_leaks: true
@@ -120,6 +126,12 @@ findings:
       type: int
     uid:
       description: Its owner.
+      type: int
+    dev:
+      description: The device of the file (for C(cron_job), of the table) when the audit saw it.
+      type: int
+    ino:
+      description: Its inode number; M(sandboxguard.boundary.leaks_remove) moves only this inode.
       type: int
     user:
       description: The account it belongs to (null for a run directory of an unknown owner).
@@ -172,6 +184,10 @@ users:
   returned: always
   type: list
   elements: str
+scope:
+  description: Why each account was looked at ({name - [reasons]}), for instance C(owner of the Hermes home /home/agent/.hermes).
+  returned: always
+  type: dict
 errors:
   description: Paths that could not be read, each C({path, op, error}).
   returned: always
@@ -211,10 +227,11 @@ baseline:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module import (
     LEAKS_ARGUMENT_SPEC,
     audit_kwargs,
+    leak_scope,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.leaks import (
     BASELINE_MODES,
@@ -235,14 +252,18 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    args = audit_kwargs(p)
+    users, scope, reason = leak_scope(p)
+    if not users:
+        fail(module, "leaks_info: %s" % reason, scope={})
+    args = audit_kwargs(p, users)
     try:
         if p["baseline"]:
             report = audit_with_baseline_file(p["baseline"], p["baseline_mode"], **args)
         else:
             report = audit(**args)
     except LeakAuditError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))
+    report["scope"] = scope
     fail_msg = None
     if p["fail_on_leaks"] and report["leaks"]:
         counts = ", ".join("%s=%s" % (kind, count) for kind, count in report["counts"].items()

@@ -18,18 +18,28 @@ description:
     C(transient_unit), C(autostart), C(tmp_run_dir)) - the file, link or directory is moved under
     C(files/<its path>) in the quarantine; a link is moved as a link, never followed. An at job out of atd's spool
     never runs; a transient unit still loaded runs until its user manager stops it.
-  - Every job line of every audited user's table is a leak, as in the audit, so narrow O(users) to the agent
-    accounts when other accounts have cron jobs of their own.
+  - Every job line of every audited user's table is a leak, as in the audit, so by default only the accounts
+    that run agents are looked at (see O(users)); root and other accounts only when named in O(users).
+  - Nothing is done by path below a directory the agent can write - the directory holding each leak is opened
+    component by component (no symlink followed below a directory another user can change), the leak is checked
+    to be the very inode the audit saw (anything else there is left and reported), and it moves with
+    C(renameat) between that directory and the quarantine's. Across file systems (a tmpfs C(/tmp)), it is copied
+    through descriptors (files, symlinks as symlinks, directories never followed into a link or another mount,
+    FIFOs and sockets recreated; a device node is refused) and then removed, piece by piece, only while it is
+    still what was copied. Modes lose their setuid/setgid bits in the quarantine.
   - A second run finds nothing and changes nothing.
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
   quarantine_dir:
-    description: Where removed leaks are kept, one directory per run (created 0700).
+    description:
+      - Where removed leaks are kept, one directory per run (created 0700, root-owned).
+      - It must be a directory only root can write; one that another user can change is refused.
     type: path
     default: /var/lib/sandboxguard/quarantine
 extends_documentation_fragment:
   - sandboxguard.boundary.leaks
+  - sandboxguard.boundary.names
 notes:
   - Needs root (C(become)) for other users' tables and homes.
 seealso:
@@ -53,6 +63,12 @@ EXAMPLES = r"""
   sandboxguard.boundary.leaks_remove:
     users: [agent]
     min_age: 3600
+  become: true
+
+- name: The same for the accounts that own the Hermes home and run the agent
+  sandboxguard.boundary.leaks_remove:
+    hermes_home: /home/hermes/.hermes
+    agent_user: hermes
   become: true
 """
 
@@ -79,6 +95,10 @@ complete:
   description: False when something could not be removed.
   returned: always
   type: bool
+scope:
+  description: Why each account was looked at ({name - [reasons]}).
+  returned: always
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -86,8 +106,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module import (
     LEAKS_ARGUMENT_SPEC,
     audit_kwargs,
+    leak_scope,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks, leaks_remove
 
 
@@ -100,8 +121,12 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    found = leaks.audit(**audit_kwargs(p))
+    users, scope, reason = leak_scope(p)
+    if not users:
+        fail(module, "leaks_remove: %s" % reason, scope={}, removed=[])
+    found = leaks.audit(**audit_kwargs(p, users))
     report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
+    report["scope"] = scope
     exit_report(module, report, fail_msg=errors_text(report, "leak(s) could not be removed") if report["errors"] else None)
 
 

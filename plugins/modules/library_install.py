@@ -19,6 +19,8 @@ description:
     following a symbolic link; a link or a file where a directory belongs fails the task naming it.
   - Files and directories are owned by root when the module runs as root.
 version_added: 1.0.0
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -90,9 +92,10 @@ counts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import install
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
 
 
 def main():
@@ -112,13 +115,13 @@ def main():
                                       dir_mode=as_mode(p["dir_mode"], "dir_mode"),
                                       suffixes=tuple(p["suffixes"]), dry_run=module.check_mode)
     except (install.InstallError, InputError) as exc:
-        module.fail_json(msg=str(exc), dest=p["dest"])
+        fail(module, str(exc), dest=p["dest"])
     except OSError as exc:
-        module.fail_json(msg="%s: %s" % (exc.filename or p["dest"], exc.strerror or exc), dest=p["dest"])
+        fail(module, "%s: %s" % (exc.filename or p["dest"], exc.strerror or exc), dest=p["dest"])
     extra = {}
     if module._diff and report["changed"]:
-        lines = ["write  %s\n" % f for f in report["written"]]
-        lines.extend("remove %s\n" % f for f in report["removed"])
+        lines = ["write  %s\n" % escape(f) for f in report["written"]]
+        lines.extend("remove %s\n" % escape(f) for f in report["removed"])
         extra["diff"] = {"before_header": p["dest"], "after_header": p["dest"], "prepared": "".join(lines)}
     exit_report(module, report, **extra)
 

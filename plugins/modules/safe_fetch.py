@@ -45,6 +45,8 @@ description:
     Python is not needed on the target.
   - The same checks are available outside Ansible as C(sandboxguard fetch) (paramiko or the
     Docker SDK) and as the library function C(sandboxguard.fetch.fetch).
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -60,6 +62,9 @@ options:
       - Directory on the controller the file lands in; created (mode C(0755)) when missing, and
         only when a file is about to land - a refused fetch, strict mode and check mode create
         nothing. Relative paths are relative to the playbook.
+      - It is opened component by component and the file is written below that descriptor; a symbolic link on
+        the way is followed only where only root (or the controller's user) could have made it, and one another
+        user could have planted refuses the fetch, naming the real path.
       - Put C({{ inventory_hostname }}) in it to keep one directory per host; unlike
         M(ansible.builtin.fetch), no host or path tree is added.
     type: path

@@ -16,6 +16,7 @@ author:
   - sandboxguard contributors (@sandboxguard)
 extends_documentation_fragment:
   - sandboxguard.boundary.sandboxes
+  - sandboxguard.boundary.names
 attributes:
   check_mode:
     support: full
@@ -142,7 +143,7 @@ targets:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
@@ -159,7 +160,7 @@ def main():
         info = sweep.mounts_info(client, as_list(p["hermes_home"]), p["sandbox_dir"], as_list(p["roots"]),
                                  as_list(p["containers"]) or None, p["include_stopped"])
     except Exception as exc:  # the engine's own errors (a container named that does not exist)
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))
     exit_report(module, info, changed=False)
 
 

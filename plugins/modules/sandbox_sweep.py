@@ -25,11 +25,15 @@ options:
     description:
       - V(native) walks each target on the host with the race-safe walker (the task needs
         C(become=true)).
-      - V(container) runs each step in a disposable container for hosts where the engine is
-        reachable but root is not. The container has no network, drops every capability but
-        C(CHOWN), C(DAC_OVERRIDE) and C(FOWNER), runs with C(no-new-privileges) and a read-only root,
-        resets C(PATH) and the loader variables, and mounts only the target, by its resolved path,
-        as a non-recursive bind (never C(--volumes-from)). Its steps use C(find -P -xdev), C(chown -h),
+      - V(container) runs each step in a disposable container. The container has no network, drops
+        every capability but C(CHOWN), C(DAC_OVERRIDE) and C(FOWNER), runs with C(no-new-privileges)
+        and a read-only root, resets C(PATH) and the loader variables, and mounts only the target, as
+        a non-recursive bind (never C(--volumes-from)). The engine is never given the agent's path
+        (it would resolve it through whatever the agent swapped in); the target is proven on the host
+        and cloned through its descriptor onto a root-owned staging directory under
+        C(/run/sandboxguard/staging), which the container mounts, and each step first checks it got
+        the proven directory. That needs root (C(CAP_SYS_ADMIN)), unless only root and the caller can
+        change the target's path, and the engine in this task's mount namespace. Its steps use C(find -P -xdev), C(chown -h),
         C(chmod), C(ls -n) and C(sort); GNU findutils and busybox both work and no C(stat) is needed.
         The capability step re-chowns every regular file to its own owner (one walk per owner),
         because find cannot see xattrs; it reports the step as run, not which files changed.
@@ -68,6 +72,7 @@ options:
     default: false
 extends_documentation_fragment:
   - sandboxguard.boundary.sandboxes
+  - sandboxguard.boundary.names
 attributes:
   check_mode:
     support: full
@@ -194,7 +199,7 @@ containers:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
@@ -218,7 +223,7 @@ def main():
                            required_if=[("method", "container", ("image",))], required_by={"group": "owner"})
     p = module.params
     if p["budget_per_step"] < 0:
-        module.fail_json(msg="budget_per_step must be 0 (no limit) or more, got %s" % p["budget_per_step"])
+        fail(module, "budget_per_step must be 0 (no limit) or more, got %s" % p["budget_per_step"])
     owner = resolve_owner(module, p["owner"], p["group"])
     client = connect_or_fail(module)
     try:
@@ -227,7 +232,7 @@ def main():
             as_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
             p["budget_per_step"], module.check_mode, p["return_ownership"])
     except Exception as exc:  # engine errors, a named container that does not exist
-        module.fail_json(msg=str(exc))
+        fail(module, str(exc))
     fail_msg = None
     if result["warnings"] and p["fail_on_warnings"]:
         fail_msg = "%d sandbox(es) not swept completely: %s" % (len(result["warnings"]), "; ".join(result["warnings"]))

@@ -17,12 +17,20 @@ description:
     safely (a flow mapping with content, anchors or aliases on C(terminal:), several documents, tabs) make the
     module fail with the line number instead of rewriting the file; edit those by hand.
   - Applies to the default home and, with O(profiles=true), to every directory under C(profiles/) (symbolic
-    links are not followed).
+    links are not followed; a symlinked C(profiles/) gives no profiles, with a warning).
+  - The Hermes home is the agent's to change, so it is reached only through descriptors. The home is opened
+    component by component (a symbolic link is followed only where only root could have made it), the files
+    are read only when they are regular files with one link (never a symbolic link, FIFO or device) and
+    replaced atomically in the directory held open. A home or profile that cannot be configured that way fails
+    the module with one line naming it and the fix, after every other home was configured (see RV(homes)).
   - Creates C({HERMES_HOME}/home) with mode 0700, owned like the Hermes home, and removes group and other
     write permission from an existing one.
-  - New files are created with mode 0600 and the owner of the Hermes home; existing files keep their mode and owner.
+  - New files are created with mode 0600 and the owner of the Hermes home; existing files keep their owner and
+    permission bits (never a setuid, setgid or sticky bit).
   - With O(eval_isolation=true) also installs the crontab shim and an eval-run wrapper (see O(bin_dir)).
 version_added: 1.0.0
+extends_documentation_fragment:
+  - sandboxguard.boundary.names
 author:
   - sandboxguard contributors (@sandboxguard)
 options:
@@ -147,6 +155,9 @@ homes:
     profile_home_changed:
       description: Whether it was created or its permissions tightened (or would be).
       type: bool
+    error:
+      description: Why this home could not be configured (one line naming the path and the fix), or null.
+      type: str
 shim:
   description: Paths installed for eval isolation and whether each changed.
   returned: when O(eval_isolation=true)
@@ -159,6 +170,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail, warn
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
     HomeModeError,
     configure_terminal_home,
@@ -183,18 +195,22 @@ def main():
     )
     p = module.params
     if not p["hermes_home"]:
-        module.fail_json(msg="hermes_home is empty: give the Hermes home directory (or a list of them)")
-    reports = []
+        fail(module, "hermes_home is empty: give the Hermes home directory (or a list of them)")
+    reports, failures = [], []
     for hermes_home in p["hermes_home"]:
+        # a refused home is reported after the others were configured, never instead of them
         try:
             reports.append(configure_terminal_home(
                 hermes_home, p["mode"], where=p["where"], include_profiles=p["profiles"],
                 create_profile_home=p["create_profile_home"], dry_run=module.check_mode,
             ))
         except (HomeModeError, YamlEditError) as exc:
-            module.fail_json(msg=str(exc))
+            failures.append(str(exc))
         except OSError as exc:
-            module.fail_json(msg="%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
+            failures.append("%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
+    failures = list(dict.fromkeys(failures))
+    if not reports:
+        fail(module, "; ".join(failures))
     result = {
         "changed": any(r["changed"] for r in reports),
         "mode": reports[0]["mode"],
@@ -206,15 +222,22 @@ def main():
         result["diff"] = [d for r in reports for d in r["diff"]]
     if p["eval_isolation"]:
         if not os.access(p["python"], os.X_OK):
-            module.fail_json(msg="python %s is not executable: install python3 or set python to an interpreter "
-                                 "the agent user can run" % p["python"])
+            fail(module, "python %s is not executable: install python3 or set python to an interpreter "
+                 "the agent user can run" % p["python"])
         try:
             shim = install_eval_tools(p["bin_dir"], python=p["python"], dry_run=module.check_mode)
+        except HomeModeError as exc:
+            fail(module, str(exc), **result)
         except OSError as exc:
-            module.fail_json(msg="%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc))
+            fail(module, "%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc), **result)
         result["shim"] = shim
         result["changed"] = result["changed"] or shim["changed"]
-    module.exit_json(**result)
+    for warning in [w for r in reports for w in r.get("warnings", [])]:
+        warn(module, warning)
+    errors = failures + [e["error"] for r in reports for e in r.get("errors", [])]
+    if errors:
+        fail(module, "; ".join(errors), **result)
+    exit_result(module, **result)
 
 
 if __name__ == "__main__":

@@ -41,8 +41,10 @@ VICTIM_PROGRAM = b"#!/bin/sh\necho victim program\n"
 #   {"kind": "fifo", "path": P}                     P swaps atomically between itself and a FIFO
 #   {"kind": "hardlink", "path": P, "link_to": T}   P swaps between itself and a hard link to T
 #   {"kind": "shell", "path": P, "argv": [...]}     run argv in a loop (anything else)
+#   {"kind": "python", "path": P, "code": C}        exec C once a round, in the attacker, with
+#                                                   os, stat, exchange and move (this dict) in scope
 ATTACKER = r'''
-import ctypes, json, os, signal, subprocess, sys, time
+import ctypes, json, os, signal, stat, subprocess, sys, time
 stopping = []
 signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
 libc = ctypes.CDLL(None, use_errno=True)
@@ -74,6 +76,8 @@ def prepare(move):
             pass
         os.mkfifo(alt)
         move["alt"] = alt
+    elif kind == "python":
+        move["compiled"] = compile(move["code"], "<move %d>" % move["index"], "exec")
 def step(move):
     kind, path = move["kind"], move["path"]
     if kind in ("exchange", "fifo", "hardlink"):
@@ -87,6 +91,8 @@ def step(move):
         os.rename(away, path)
     elif kind == "shell":
         subprocess.run(move["argv"], check=False)
+    elif kind == "python":
+        exec(move["compiled"], {"os": os, "stat": stat, "exchange": exchange, "move": move})
 moves = json.loads(sys.argv[1])
 for index, move in enumerate(moves):
     move["index"] = index
@@ -140,6 +146,14 @@ def hardlink(path, link_to):
 def shell(argv):
     """Move: run ``argv`` (as the attacker) over and over."""
     return {"kind": "shell", "path": argv[0], "argv": list(argv)}
+
+
+def python(code, path="", **params):
+    """Move: exec ``code`` once a round in the attacker (as the user), with ``os``, ``stat``,
+    ``exchange(a, b)`` (renameat2 RENAME_EXCHANGE) and ``move`` (this move's dict, holding
+    ``params``; keep state in it) in scope. For attacks the fixed kinds cannot express: many
+    paths at once, or waiting for root to create something and swapping it then."""
+    return dict(params, kind="python", path=path, code=code)
 
 
 def _snapshot_tree(top):
@@ -219,6 +233,7 @@ class RaceWorld:
         self.base = "/var/tmp/%s-%s" % (prefix, uuid.uuid4().hex[:8])
         self.uid = self.gid = None
         self.victims = []
+        self.checks = []
         self.procs = []
 
     # --- set up and tear down ---
@@ -296,11 +311,47 @@ class RaceWorld:
         self.victims.append((path, _snapshot_tree(path) if os.path.isdir(path) else self._snap_file(path)))
         return path
 
+    def add_check(self, check):
+        """Also run ``check()`` after every call: it returns a list of lines naming what it
+        found wrong (e.g. a root-owned setuid file appearing inside the agent's tree, which
+        the victim comparison cannot see); an empty list means nothing."""
+        self.checks.append(check)
+        return check
+
+    def victim_path(self, relative, data=None, mode=None):
+        """Make ``<base>/more/<relative>`` root-owned (a directory when ``data`` is None, else a
+        file holding ``data``; ``mode`` default 0755 / 0600; missing directories on the way
+        0755) and compare its top directory (``more/<first component>``) after every call;
+        return its path. For victims the default set lacks (a setuid program, a directory
+        holding ``scratch``) without changing ``victim/``, which is compared from the start."""
+        parts = relative.strip("/").split("/")
+        where = os.path.join(self.base, "more")
+        for part in ["", *parts[:-1]]:
+            where = os.path.join(where, part) if part else where
+            if not os.path.isdir(where):
+                os.mkdir(where)
+                os.chmod(where, 0o755)
+        path = os.path.join(where, parts[-1])
+        if data is None:
+            os.makedirs(path, exist_ok=True)
+            os.chmod(path, 0o755 if mode is None else mode)
+        else:
+            self._write(path, data, 0o600 if mode is None else mode)
+        top = os.path.join(self.base, "more", parts[0])
+        self.victims = [entry for entry in self.victims if entry[0] != top]
+        self.add_victim(top)
+        return path
+
     @staticmethod
     def _snap_file(path):
         st = os.lstat(path)
         with open(path, "rb") as handle:
             return (st.st_uid, st.st_gid, oct(st.st_mode), hashlib.sha256(handle.read()).hexdigest())
+
+    def rebase_mounts(self):
+        """Take the mount table of the mount victims again as the one to compare with (after
+        a test made its own victim mounts in the base, a read-only bind for instance)."""
+        self._mounts_before = _mount_table(self.mount_victims, self.agent)
 
     def what_changed(self):
         """[lines] naming every victim (and mount outside the agent tree) that changed."""
@@ -323,6 +374,8 @@ class RaceWorld:
             added = sorted(set(mounts) - set(self._mounts_before))
             gone = sorted(set(self._mounts_before) - set(mounts))
             changes.append("mount table outside the agent tree: added %s, gone %s" % (added[:3], gone[:3]))
+        for check in self.checks:
+            changes.extend(check())
         return changes
 
     # --- the attacker ---
@@ -361,12 +414,14 @@ class RaceWorld:
         self.procs = []
         return rounds, err
 
-    def race(self, operation, seconds=None, after_call=None, max_calls=None):
+    def race(self, operation, seconds=None, after_call=None, max_calls=None, check=None):
         """Call ``operation()`` until ``seconds`` pass (or ``max_calls``), comparing the
         victims after each call; stop at the first change. Exceptions from the operation
         are counted by type (a refusal is the expected answer to an attack).
         ``after_call(result_or_exc)``: a hook run after each call (e.g. to undo what a
-        legitimate call changed inside the agent's tree)."""
+        legitimate call changed inside the agent's tree). ``check(result_or_exc)``: more
+        victims, for an operation whose harm is in what it returns (an owner it would give
+        files to): a list of lines naming what went wrong, counted like a changed victim."""
         seconds = DEFAULT_SECONDS if seconds is None else seconds
         result = RaceResult()
         deadline = time.monotonic() + seconds
@@ -379,6 +434,8 @@ class RaceWorld:
                 result.errors[name] = result.errors.get(name, 0) + 1
                 outcome = exc
             changes = self.what_changed()
+            if check is not None:
+                changes += check(outcome)
             if changes:
                 result.changed.append((result.calls, changes))
                 break

@@ -422,3 +422,142 @@ def test_audit_without_an_inventory_reports_the_implicit_localhost(tmp_path):
     report = load(tmp_path / "reports" / "boundary-audit.json")
     assert report["hosts"]["localhost"]["status"] == "findings", report["hosts"]["localhost"].get("reason")
     assert [f["path"] for f in report["hosts"]["localhost"]["checks"]["privileged_files"]["findings"]] == [str(shell)]
+
+
+@pytest.fixture
+def refused_fleet(tmp_path):
+    """Two hosts: ``refused``, whose Hermes home belongs to a throwaway agent user that made
+    ``<home>/home`` a symlink to a root directory and left a cron job in the host's spool,
+    and ``clean``. No leak users are given: the agent's account is in scope as the home's owner."""
+    user = "sgq%s" % os.urandom(3).hex()
+    subprocess.run(["useradd", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin",
+                    "--home-dir", "/nonexistent", user], check=True, capture_output=True)
+    try:
+        import pwd
+
+        entry = pwd.getpwnam(user)
+        homes = {name: tmp_path / name / ".hermes" for name in ("refused", "clean")}
+        seed(homes["refused"], False)
+        seed(homes["clean"], False)
+        for path in (homes["refused"].parent, homes["refused"]):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+        rootdir = tmp_path / "rootdir"
+        rootdir.mkdir()
+        (rootdir / "keep").write_text("root's\n")
+        os.symlink(str(rootdir), str(homes["refused"] / "home"))
+        table = homes["refused"].parent / "spool" / user
+        table.write_text("*/5 * * * * /home/%s/.hermes/scripts/keepalive.sh\n" % user)
+        os.chown(table, entry.pw_uid, entry.pw_gid)
+        os.chmod(table, 0o600)
+        lines = ["[agents]"]
+        for name, home in homes.items():
+            lines.append("%s ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s "
+                         "sandboxguard_leak_spool_dir=%s sandboxguard_leak_tmp_dir=%s"
+                         % (name, PYTHON, home, home.parent / "spool", home.parent / "tmp"))
+        inventory = tmp_path / "inventory"
+        inventory.write_text("\n".join(lines) + "\n")
+        yield {"inventory": inventory, "homes": homes, "tmp": tmp_path, "user": user, "table": table,
+               "rootdir": rootdir}
+    finally:
+        subprocess.run(["userdel", user], check=False, capture_output=True)
+
+
+def _task_results(out, host):
+    """(task name, that host's result) for every task of the play, in order."""
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            if host in task["hosts"]:
+                yield task["task"]["name"], task["hosts"][host]
+
+
+@pytest.mark.controller
+def test_remediate_a_refused_home_still_quarantines_the_leaks_and_fails_the_host_at_the_end(refused_fleet):
+    """A symlink at <home>/home fails terminal_home: the cron job the agent left is quarantined
+    all the same, the other host is fixed, and the host fails at the end naming terminal_home."""
+    fleet = refused_fleet
+    quarantine = fleet["tmp"] / "quarantine"
+    rc, out = playbook(fleet, "remediate", {"sandboxguard_home_mode": "profile",
+                                            "sandboxguard_quarantine_dir": str(quarantine)})
+    assert rc != 0
+    assert "keepalive" not in fleet["table"].read_text(), "the agent's cron job survived the refused home"
+    assert out["stats"]["refused"]["failures"] == 1, out["stats"]
+    assert out["stats"]["clean"]["failures"] == 0 and out["stats"]["clean"]["changed"] > 0, out["stats"]
+    results = list(_task_results(out, "refused"))
+    assert results[-1][0] == "Fail the host when a fix failed (every other fix ran)"
+    final = results[-1][1]
+    assert final.get("failed") and "terminal_home" in final["msg"], final
+    saved = [os.path.join(d, f) for d, _dirs, files in os.walk(quarantine) for f in files]
+    assert any(p.endswith("/crontab/" + fleet["user"]) for p in saved), saved
+    assert sorted(os.listdir(fleet["rootdir"])) == ["keep"], "nothing landed through the symlink"
+    assert os.path.islink(fleet["homes"]["refused"] / "home")
+    assert "home_mode: profile" in (fleet["homes"]["clean"] / "config.yaml").read_text()
+
+
+# --- hostile names (issue 19 item 5) --------------------------------------------------------
+
+@pytest.mark.controller
+def test_audit_and_remediate_with_hostile_names(tmp_path):
+    """A setuid-root shell beside a setuid file named b"bad\\xff\\xfe" (ansible-core 2.19+ refused the
+    whole audit result: the host was an error and neither file was named, and remediate failed on
+    its first task), a profile whose name is not UTF-8 with a setgid file in its sandbox (a root
+    that is not UTF-8: remediate must still strip it), names with ESC, BEL, a newline, markup and
+    ']]>', and a cron line that is not UTF-8: the audit names every one and remediate fixes them."""
+    import base64
+
+    from sandboxguard.text import from_result
+
+    home = tmp_path / ".hermes"
+    ws = os.path.join(os.fsencode(str(home)), b"sandboxes/docker/t1/workspace")
+    profile_ws = os.path.join(os.fsencode(str(home)), b"profiles/p\xff\xfe/sandboxes/docker/t2/workspace")
+    os.makedirs(ws)
+    os.makedirs(profile_ws)
+    (home / "config.yaml").write_text("terminal:\n  home_mode: real\n")
+    planted = [os.path.join(ws, b"rootshell"), os.path.join(ws, b"bad\xff\xfe"),
+               os.path.join(ws, b"esc\x1b[2J\x07<script>alert(1)<!--&amp;]]>\nx"),
+               os.path.join(profile_ws, b"setgid-\xff")]
+    for path in planted:
+        with open(path, "wb") as handle:
+            handle.write(open("/bin/true", "rb").read())
+        os.chmod(path, 0o6755 if b"setgid" not in path else 0o2755)
+    spool, tmp = tmp_path / "spool", tmp_path / "tmp"
+    spool.mkdir()
+    tmp.mkdir()
+    (spool / "root").write_bytes(b"*/5 * * * * /root/.hermes/scripts/beacon\xff.sh \x1b]0;x\x07 <b>]]>\n")
+    inventory = tmp_path / "inventory"
+    inventory.write_text(
+        "[agents]\nsgnames ansible_connection=local ansible_python_interpreter=%s sandboxguard_hermes_homes=%s "
+        "sandboxguard_leak_users=root sandboxguard_leak_spool_dir=%s sandboxguard_leak_tmp_dir=%s\n"
+        % (PYTHON, home, spool, tmp))
+    fleet = {"inventory": inventory, "tmp": tmp_path, "reports": tmp_path / "reports"}
+    rc, out = playbook(fleet, "audit", audit_vars(fleet))
+    assert rc != 0
+    report = load(fleet["reports"] / "boundary-audit.json")
+    host = report["hosts"]["sgnames"]
+    assert host["status"] == "findings", host
+    if jsonschema is not None:
+        with open(SCHEMA) as f:
+            jsonschema.validate(report, json.load(f))
+    checks = from_result(host)["checks"]
+    found = sorted(os.fsencode(f["path"]) for f in checks["privileged_files"]["findings"])
+    assert found == sorted(planted)
+    assert os.path.dirname(os.path.dirname(profile_ws)) in [
+        base64.b64decode(c) for c in host["checks"]["privileged_files"]["roots_b64"]]
+    [job] = checks["leaks"]["findings"]
+    assert os.fsencode(job["entry"]) == b"*/5 * * * * /root/.hermes/scripts/beacon\xff.sh \x1b]0;x\x07 <b>]]>"
+    junit = ET.parse(fleet["reports"] / "boundary-audit.xml").getroot()  # noqa: S314
+    message = junit.find("testsuite/testcase[@name='privileged_files']/failure").get("message")
+    assert "bad\\xff\\xfe" in message and "rootshell" in message and "\\x1b[2J\\x07<script>" in message
+    page = (fleet["reports"] / "boundary-audit.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;!--&amp;amp;]]&gt;\\nx" in page and "<script>" not in page
+    assert os.stat(planted[0]).st_mode & 0o4000, "the audit changed a file"
+
+    survey = {"sandboxguard_home_mode": "profile", "sandboxguard_quarantine_dir": str(tmp_path / "quarantine")}
+    rc, out = playbook(fleet, "remediate", survey)
+    assert rc == 0, out["stats"]
+    for path in planted:
+        assert not os.stat(path).st_mode & 0o6000, path
+    assert b"beacon" not in (spool / "root").read_bytes()
+    assert "home_mode: profile" in (home / "config.yaml").read_text()
+    rc, out = playbook(fleet, "audit", audit_vars(fleet))
+    assert rc == 0, out["stats"]
+    assert load(fleet["reports"] / "boundary-audit.json")["hosts"]["sgnames"]["status"] == "clean"

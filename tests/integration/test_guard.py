@@ -540,3 +540,56 @@ def test_cli_probe_tries_a_mark_on_each_root_and_exits_0(sandbox):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b""
     assert b"fanotify works here" in proc.stderr and os.fsencode(sandbox) in proc.stderr
+
+
+# -- hostile names (issue 19 item 5) --------------------------------------------------------
+
+GUARD_NAMES = [b"bad\xff\xfe", b"two\nsandboxguard guard: forged line", b"esc\x1b[2J\x07", b"<script>]]>&amp;"]
+
+
+def _run_guard_cli(root, names, *flags):
+    """The guard CLI on `root` while the names are made setuid in it; (stdout, stderr) once all are stripped."""
+    err_path = os.path.join(os.path.dirname(root), b"guard-stderr")
+    with open(err_path, "wb") as err_file:
+        proc = subprocess.Popen(guard_cmd(os.fsdecode(root), *flags), stdout=subprocess.PIPE, stderr=err_file,
+                                env=cli_env())
+    try:
+        limit = time.monotonic() + WAIT_S
+        while time.monotonic() < limit and b"done" not in open(err_path, "rb").read():
+            time.sleep(0.05)
+        paths = [make_file(os.path.join(root, name), 0o4755) for name in names]
+        limit = time.monotonic() + WAIT_S
+        while time.monotonic() < limit and any(privileged(p) for p in paths):
+            time.sleep(0.02)
+        assert not any(privileged(p) for p in paths)
+        time.sleep(0.2)
+        proc.terminate()
+        out = proc.communicate(timeout=5)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    with open(err_path, "rb") as handle:
+        return out, handle.read()
+
+
+def test_cli_lines_and_logs_stay_one_line_per_thing_whatever_the_names(tmp_path):
+    from sandboxguard.text import escape, from_result
+
+    root = os.path.join(os.fsencode(str(tmp_path)), b"root \x1b[1m\nsandboxguard guard: forged", b"docker")
+    os.makedirs(root)
+    out, err = _run_guard_cli(root, GUARD_NAMES)
+    lines = out.decode("utf-8").splitlines()  # strict: escaped, never a raw byte that is not UTF-8
+    assert len(lines) == len(GUARD_NAMES) and all(line.startswith("stripped ") for line in lines), lines
+    for name in GUARD_NAMES:
+        assert any(escape(os.fsdecode(os.path.join(root, name))) in line for line in lines), name
+    assert b"\x1b" not in out + err and b"\x07" not in out + err
+    assert all(line.startswith(b"sandboxguard guard: ") for line in err.splitlines()), err
+    assert err.count(b"forged") == err.count(b"\\nsandboxguard guard: forged")  # every one inside a line
+
+    root2 = os.path.join(os.path.dirname(root), b"json")
+    os.makedirs(root2)
+    out, err = _run_guard_cli(root2, GUARD_NAMES, "--json")
+    records = [json.loads(line) for line in out.decode("utf-8").splitlines()]
+    assert sorted(os.fsencode(r["path"]) for r in from_result(records)) == sorted(
+        os.path.join(root2, n) for n in GUARD_NAMES)
+    assert [r for r in records if "path_b64" in r]

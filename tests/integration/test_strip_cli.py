@@ -1,12 +1,14 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard scan|strip`: exit codes, --json, one-line errors, people's output."""
+import base64
 import json
 import os
 import subprocess
 import sys
 
 import pytest
+from sandboxguard.text import from_result
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python", "src"))
@@ -173,12 +175,16 @@ def test_hostile_names_never_crash_or_forge_lines_in_human_output(hostile, comma
         assert all(os.stat(os.path.join(os.fsencode(hostile), n)).st_mode & 0o7777 == 0o755 for n in HOSTILE)
 
 
-def test_json_keeps_surrogate_escaped_names_and_stays_valid_json(hostile):
+def test_json_is_strict_utf8_and_carries_every_name_losslessly(hostile):
     result = cli_env(["scan", "--json", str(hostile)], LC_ALL="C.UTF-8")
+    result.stdout.decode("ascii")  # ensure_ascii
+    assert b"\\ud8" not in result.stdout.lower() and b"\\udc" not in result.stdout.lower()  # no lone surrogate
     report = json.loads(result.stdout)
-    names = sorted(os.fsencode(entry["path"]).rsplit(b"/", 1)[1] for entry in report["files"])
+    bad = [e for e in report["files"] if "path_b64" in e]
+    assert [e["path"].rsplit("/", 1)[1] for e in bad] == ["bad-\\xff\\xfe"]  # text.for_result
+    assert base64.b64decode(bad[0]["path_b64"]) == os.fsencode(str(hostile)) + b"/bad-\xff\xfe"
+    names = sorted(os.fsencode(e["path"]).rsplit(b"/", 1)[1] for e in from_result(report)["files"])
     assert names == sorted(HOSTILE)
-    result.stdout.decode("ascii")  # ensure_ascii: \udcff escapes, nothing a strict reader rejects
 
 
 def test_hostile_root_path_is_one_escaped_line_on_stderr(tmp_path):

@@ -1,6 +1,7 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """setid_strip and file_caps as Ansible runs them: check mode, diff, idempotence, failures."""
+import base64
 import json
 import os
 import subprocess
@@ -99,7 +100,7 @@ def test_per_file_error_fails_the_task_unless_told_otherwise(sandbox):
     assert any(str(suid) in w for w in warned["warnings"])
 
 
-def test_setid_strip_reports_non_utf8_and_newline_names_escaped(tmp_path):
+def test_setid_strip_reports_names_as_they_are_or_escaped_with_their_bytes(tmp_path):
     root = tmp_path / "sb"
     root.mkdir()
     for name in (b"bad-\xff", b"two\nlines"):
@@ -109,8 +110,29 @@ def test_setid_strip_reports_non_utf8_and_newline_names_escaped(tmp_path):
         os.chmod(path, 0o4755)
     result = run_module("setid_strip", {"paths": [str(root)]})
     assert result["changed"] and not result.get("failed"), result.get("msg")
-    assert sorted(e["path"] for e in result["files"]) == [str(root) + "/bad-\\xff", str(root) + "/two\\nlines"]
+    files = sorted(result["files"], key=lambda e: e["path"])
+    assert [e["path"] for e in files] == [str(root) + "/bad-\\xff", str(root) + "/two\nlines"]
+    assert base64.b64decode(files[0]["path_b64"]) == os.fsencode(str(root)) + b"/bad-\xff"
+    assert "path_b64" not in files[1]  # valid UTF-8: as it is, the newline included
     assert os.stat(os.path.join(os.fsencode(root), b"bad-\xff")).st_mode & 0o7777 == 0o755
+
+
+def test_setid_strip_walks_a_root_that_is_not_utf8_given_as_paths_b64(tmp_path):
+    broot = os.fsencode(str(tmp_path)) + b"/task-\xfe$HOME"
+    os.mkdir(broot)
+    shell = broot + b"/sh"
+    with open(shell, "wb") as handle:
+        handle.write(b"x")
+    os.chmod(shell, 0o4755)
+    query = run_module("setid_strip", {"paths_b64": [base64.b64encode(broot).decode()]}, "--check")
+    assert query["roots"] == [str(tmp_path) + "/task-\\xfe$HOME"], query.get("msg")
+    assert [base64.b64decode(c) for c in query["roots_b64"]] == [broot]
+    again = run_module("setid_strip", {"paths_b64": query["roots_b64"]})  # what remediate passes on
+    assert again["changed"] and os.stat(shell).st_mode & 0o7777 == 0o755
+    bad = run_module("setid_strip", {"paths_b64": ["not base64!"]})
+    assert bad["failed"] and "paths_b64" in bad["msg"]
+    none = run_module("setid_strip", {"paths": []})
+    assert none["failed"] and "paths and paths_b64 are both empty" in none["msg"]
 
 
 @pytest.mark.parametrize("module, args, words", [

@@ -42,7 +42,8 @@ def busybox_image(client):
     """A from-scratch image holding only Debian's busybox-static: busybox find, no stat(1)."""
     with open("/bin/busybox", "rb") as handle:
         data = handle.read()
-    digest = hashlib.sha256(data).hexdigest()[:16]
+    applets = ("sh", "find", "chown", "chmod", "ls", "awk", "sort", "wc", "echo", "sleep", "od", "cat")
+    digest = hashlib.sha256(data + " ".join(applets).encode()).hexdigest()[:16]
     try:
         if client.images.get(BUSYBOX_IMAGE).labels.get("sandboxguard.busybox") == digest:
             return BUSYBOX_IMAGE
@@ -57,7 +58,7 @@ def busybox_image(client):
         info = tarfile.TarInfo("bin/busybox")
         info.size, info.mode = len(data), 0o755
         tar.addfile(info, io.BytesIO(data))
-        for applet in ("sh", "find", "chown", "chmod", "ls", "awk", "sort", "wc", "echo", "sleep"):
+        for applet in applets:
             link = tarfile.TarInfo("bin/" + applet)
             link.type, link.linkname = tarfile.SYMTYPE, "busybox"
             tar.addfile(link)
@@ -220,3 +221,49 @@ def test_a_missing_source_is_skipped_and_not_recreated(client, hermes):
         assert not os.path.exists(gone)
     finally:
         container.remove(force=True)
+
+
+@pytest.mark.parametrize("kind", ["gnu", "busybox"])
+def test_container_sweep_lists_names_with_newlines_and_bytes_that_are_not_utf8_exactly(client, hermes, busybox_image,
+                                                                                      kind):
+    workspace = os.fsencode(hermes["workspace"])
+    names = [b"two\nlines", b"bad\xff\xfe", b"plain"]
+    for name in names:
+        with open(os.path.join(workspace, name), "wb") as handle:
+            handle.write(b"x")
+        os.chmod(os.path.join(workspace, name), 0o4755)
+    image = IMAGE if kind == "gnu" else busybox_image
+    [setid] = sweep.sweep_container(client, hermes["workspace"], AGENT, (0,), 60, image, steps=("setid",))
+    assert setid["error"] is None, setid
+    listed = sorted(os.fsencode(entry["path"]) for entry in setid["report"]["files"])
+    assert listed == sorted(os.path.join(workspace, name) for name in names)  # one entry each, exact bytes
+    for name in names:
+        assert not os.lstat(os.path.join(workspace, name)).st_mode & stat.S_ISUID, name
+
+
+@pytest.mark.parametrize("kind", ["gnu", "busybox"])
+def test_container_ownership_return_keeps_multi_link_files_where_hard_links_are_not_protected(client, hermes,
+                                                                                              busybox_image, kind):
+    secret = os.path.join(hermes["outside"], "secret")
+    with open(secret, "wb") as handle:
+        handle.write(b"root only\n")
+    os.chmod(secret, 0o600)
+    os.link(secret, os.path.join(hermes["workspace"], "shadow"))  # what any user may do where the sysctl is 0
+    out = os.path.join(hermes["workspace"], "out.txt")
+    with open(out, "wb") as handle:
+        handle.write(b"result\n")
+    sysctl = "/proc/sys/fs/protected_hardlinks"
+    with open(sysctl) as handle:
+        old = handle.read().strip()
+    try:
+        with open(sysctl, "w") as handle:
+            handle.write("0\n")
+        [chown] = sweep.sweep_container(client, hermes["workspace"], AGENT, (0,), 60,
+                                        IMAGE if kind == "gnu" else busybox_image, steps=("chown",))
+    finally:
+        with open(sysctl, "w") as handle:
+            handle.write(old + "\n")
+    assert chown["error"] is None, chown
+    assert os.stat(secret).st_uid == 0, "the root file linked into the sandbox was given away"
+    assert os.stat(out).st_uid == AGENT[0], "single-link files are still given back"
+    assert any("fs.protected_hardlinks" in line for line in chown["report"]["warnings"])

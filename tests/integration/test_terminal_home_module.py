@@ -105,6 +105,22 @@ def test_refused_config_fails_with_the_line_and_is_left_alone(agent):
         assert handle.read() == "terminal: {backend: local}\n"
 
 
+def test_a_refused_profile_fails_the_module_after_every_other_home_was_configured(agent):
+    fifo = os.path.join(agent["hermes"], "profiles", "dev", "config.yaml")
+    os.mkfifo(fifo)
+    os.chown(fifo, agent["uid"], agent["gid"])
+    started = time.monotonic()
+    result = run_module("terminal_home", {"hermes_home": agent["hermes"]})
+    assert time.monotonic() - started < 60
+    assert result.get("failed") is True
+    assert fifo in result["msg"] and "FIFO" in result["msg"] and "\n" not in result["msg"]
+    by_name = {os.path.basename(home["hermes_home"]): home for home in result["homes"]}
+    assert by_name["dev"]["error"] and by_name["work"]["error"] is None and by_name["work"]["config_changed"]
+    with open(os.path.join(agent["hermes"], "profiles", "work", "config.yaml")) as handle:
+        assert "home_mode: profile" in handle.read()
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
 def test_eval_isolation_installs_a_shim_the_agent_user_can_run(agent):
     result = run_module("terminal_home", {"hermes_home": agent["hermes"], "eval_isolation": True,
                                           "bin_dir": agent["bin"]})

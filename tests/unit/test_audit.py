@@ -339,3 +339,45 @@ def test_the_audit_module_side_imports_no_report_writer():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert "audit_report" not in imported and "audit_record" in imported
+
+
+@pytest.mark.root
+def test_agent_accounts_never_follows_a_symlinked_profiles_or_profile(tmp_path):
+    """A ``profiles`` (or one profile) made a symlink to a directory of other users' homes
+    brings none of them into scope: owners come from descriptors opened O_NOFOLLOW."""
+    home = _owned_home(tmp_path, 65534)  # nobody: an agent account that is not root
+    people = tmp_path / "people"
+    (people / "daemon").mkdir(parents=True)
+    os.chown(people / "daemon", 1, 1)
+    os.symlink(str(people), str(home / "profiles"))
+    names, sources = audit.agent_accounts([str(home)])
+    assert names == ["nobody"] and "daemon" not in sources
+    os.unlink(home / "profiles")
+    (home / "profiles").mkdir()
+    os.symlink(str(people / "daemon"), str(home / "profiles" / "daemon"))
+    names, _sources = audit.agent_accounts([str(home)])
+    assert names == ["nobody"]
+    (home / "profiles" / "work" / "sandboxes").mkdir(parents=True)
+    os.symlink(str(people / "daemon"), str(home / "profiles" / "work" / "sandboxes" / "docker"))
+    os.chown(home / "profiles" / "work", 1, 1)
+    names, sources = audit.agent_accounts([str(home)])
+    assert names == ["daemon", "nobody"], "the profile directory's own owner counts, its linked docker does not"
+    assert sources["daemon"] == ["owner of the profile %s" % (home / "profiles" / "work")]
+
+
+@pytest.mark.root
+def test_leak_scope_takes_an_agent_account_below_uid_1000(tmp_path):
+    """A service account (uid below 1000) that owns the Hermes home is audited, not dropped."""
+    from sandboxguard import leaks
+
+    home = _owned_home(tmp_path, 1)  # daemon
+    spool = _two_tables(tmp_path, "daemon")
+    result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool), hermes_homes=[str(home)])
+    assert result["users"] == ["daemon"] and [f["path"] for f in result["findings"]] == [str(spool / "daemon")]
+    assert leaks.named_accounts(["daemon", "sg-no-such-user", "daemon"]) == [("daemon", 1, pwd_home("daemon"))]
+
+
+def pwd_home(name):
+    import pwd
+
+    return pwd.getpwnam(name).pw_dir

@@ -211,3 +211,75 @@ def test_stats_are_the_summary_awx_reads():
     stats = ar.stats(ar.fleet_report(fleet())["summary"])
     assert stats["hosts_total"] == 6 and stats["hosts_with_findings"] == 2 and stats["hosts_error"] == 3
     assert stats["counts"]["privileged_files"] == 3 and stats["checks"]["leaks"]["error"] == 3
+
+
+# --- hostile names (issue 19 item 5) ---------------------------------------------------------
+
+RAW_BAD = b"/srv/h/sandboxes/docker/t\xff/workspace/bad\xff\xfe"
+HOSTILE_PATHS = [os.fsdecode(RAW_BAD), "/srv/h/two\nlines\x07", "/srv/h/<script>alert(1)</script>&amp;",
+                 "/srv/h/cdata]]>end\x1b[2J", "/srv/h/bidi\u202eevil"]
+
+
+def hostile_fleet():
+    """One host with a finding per hostile name, its record as a module result carries it."""
+    from sandboxguard.text import for_result
+
+    findings = [dict(SUID, path=p) for p in HOSTILE_PATHS]
+    leak = {"kind": "cron_job", "path": "/var/spool/cron/crontabs/agent", "age": 3, "user": "agent",
+            "entry": os.fsdecode(b"* * * * * /tmp/x\xff ]]> <b>&amp;\n")}
+    rec = record(check("findings", findings), leaks=check("findings", [leak]))
+    rec["checks"]["privileged_files"]["roots"] = [os.fsdecode(b"/srv/h/sandboxes/docker/t\xff"), "/srv/ok"]
+    rec["checks"]["home_mode"]["absent"] = ["/srv/gone\n<i>"]
+    failed = {"failed": True, "msg": os.fsdecode(b"/opt/py\xff/bin/python3: not found")}  # not a result's form
+    return ar.collect({"h<1>&": for_result({"record": rec}), "failed": failed}, ["h<1>&", "failed"])
+
+
+def test_hostile_names_stay_exact_in_the_json_reports_and_validate(tmp_path, validator):
+    import base64
+
+    from sandboxguard.text import from_result
+
+    report = ar.fleet_report(hostile_fleet())
+    text = ar.to_json(report)
+    text.encode("utf-8")  # strict: what ansible-core and jq read
+    doc = json.loads(text)
+    validator.validate(doc)
+    priv = doc["hosts"]["h<1>&"]["checks"]["privileged_files"]
+    assert priv["findings"][0]["path"] == "/srv/h/sandboxes/docker/t\\xff/workspace/bad\\xff\\xfe"
+    assert base64.b64decode(priv["findings"][0]["path_b64"]) == RAW_BAD
+    assert [base64.b64decode(c) for c in priv["roots_b64"]] == [b"/srv/h/sandboxes/docker/t\xff", b"/srv/ok"]
+    assert priv["findings"][1]["path"] == "/srv/h/two\nlines\x07" and "path_b64" not in priv["findings"][1]
+    assert doc["hosts"]["failed"]["reason"] == "/opt/py\\xff/bin/python3: not found"
+    restored = from_result(doc)["hosts"]["h<1>&"]["checks"]["privileged_files"]["findings"]
+    assert [f["path"] for f in restored] == HOSTILE_PATHS
+    ar.write_reports(report, str(tmp_path / "out"))
+    merged = ar.merge([str(tmp_path / "out")])
+    assert json.loads(ar.to_json(merged))["hosts"] == doc["hosts"]  # merge keeps the names exact
+    for name in os.listdir(tmp_path / "out" / "hosts"):
+        with open(tmp_path / "out" / "hosts" / name, encoding="utf-8") as f:  # strict
+            validator.validate(json.load(f))
+
+
+def test_junit_shows_hostile_names_escaped_and_stays_xml_1_0():
+    xml = ar.to_junit(ar.fleet_report(hostile_fleet()))
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff\u202e]", xml)
+    root = ET.fromstring(xml.encode("utf-8"))  # noqa: S314
+    failure = root.find("testsuite/testcase[@name='privileged_files']/failure")
+    message, body = failure.get("message"), failure.text
+    assert "/srv/h/sandboxes/docker/t\\xff/workspace/bad\\xff\\xfe" in message
+    assert "/srv/h/two\\nlines\\x07" in message and "\\x1b[2J" in message and "bidi\\u202eevil" in message
+    assert "/srv/h/cdata]]>end" in body and "<script>alert(1)</script>&amp;" in body  # text, parsed back
+    assert all(line.startswith("/srv/h/") for line in body.splitlines())  # one line per finding
+    leaks = root.find("testsuite/testcase[@name='leaks']/failure").text
+    assert leaks.count("\n") == 0 and "/tmp/x\\xff ]]> <b>&amp;\\n" in leaks
+    assert root.find("testsuite").get("name") == "h<1>&"
+
+
+def test_html_shows_hostile_names_escaped_with_markup_escaped():
+    page = ar.to_html(ar.fleet_report(hostile_fleet()))
+    assert "<script>" not in page and "<b>" not in page and "<i>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&amp;amp;" in page
+    assert "t\\xff/workspace/bad\\xff\\xfe" in page and "two\\nlines\\x07" in page and "bidi\\u202eevil" in page
+    assert "cdata]]&gt;end\\x1b[2J" in page and "/srv/gone\\n&lt;i&gt;" in page
+    assert "h&lt;1&gt;&amp;" in page
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\u202e]", page)

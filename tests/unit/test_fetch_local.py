@@ -453,3 +453,27 @@ def test_a_hermes_home_given_through_a_symlink_still_protects_its_stores(channel
                      remote_hermes_home=str(alias))
     assert report["resolved_hermes_home"] == str(hermes)
     assert (report["stage"], report["refused_code"]) == ("pass2", "denylisted")
+
+
+# --- the destination through descriptors (issue 19) ------------------------------------------
+
+def test_a_destination_through_a_symlink_others_can_change_is_refused_and_nothing_lands(home, tmp_path):
+    os.chmod(str(tmp_path), 0o777)
+    (home / "out" / "r.txt").write_bytes(b"report\n")
+    (tmp_path / "root-dir").mkdir()
+    (tmp_path / "dest").symlink_to(tmp_path / "root-dir")
+    with pytest.raises(F.FetchError, match=r"goes through a symlink.*it leads to"):
+        run(ShellChannel("dash"), home / "out" / "r.txt", tmp_path / "dest", home)
+    with pytest.raises(F.FetchError, match="goes through a symlink"):
+        run(ShellChannel("dash"), home / "out" / "r.txt", tmp_path / "dest" / "new", home, create_dest=True)
+    assert list((tmp_path / "root-dir").iterdir()) == []
+
+
+def test_land_file_into_a_held_directory_never_reads_a_fifo_at_the_name(tmp_path):
+    from sandboxguard import safefs
+
+    os.mkfifo(str(tmp_path / "r.txt"))
+    with safefs.open_dir(str(tmp_path)) as held:
+        with pytest.raises(F.FetchError, match="not a regular file"):
+            F.land_file(b"x", str(tmp_path), "r.txt", held=held)
+    assert stat.S_ISFIFO(os.lstat(str(tmp_path / "r.txt")).st_mode)

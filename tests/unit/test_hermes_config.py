@@ -129,3 +129,68 @@ def test_set_config_names_the_path_of_a_refused_shape(tmp_path):
     path.write_text("terminal: {backend: x}\n")
     with pytest.raises(yamlconf.YamlEditError, match=str(path) + ": line 1: 'terminal' is a flow mapping"):
         hermes_config.set_config(str(path), {"terminal.backend": "bubblewrap"})
+
+
+# --- through descriptors (issue 19) ---------------------------------------------------------
+
+def test_set_config_refuses_a_fifo_at_once(tmp_path):
+    import time
+
+    path = tmp_path / "config.yaml"
+    os.mkfifo(str(path))
+    started = time.monotonic()
+    with pytest.raises(hermes_config.ConfigError, match=r"is a FIFO.*regular file"):
+        hermes_config.set_config(str(path), {"terminal.backend": "local"})
+    assert time.monotonic() - started < 5
+
+
+def test_set_config_refuses_a_hard_linked_config_and_changes_neither_link(tmp_path, home):
+    os.link(str(home), str(tmp_path / "other.yaml"))
+    with pytest.raises(hermes_config.ConfigError, match=r"2 hard links.*remove the extra links"):
+        hermes_config.set_config(str(home), {"terminal.backend": "bubblewrap"})
+    assert home.read_text() == NICE and os.stat(str(home)).st_nlink == 2
+
+
+def test_set_config_keeps_the_permission_bits_but_never_setid(home):
+    os.chmod(str(home), 0o4750)
+    hermes_config.set_config(str(home), {"terminal.backend": "bubblewrap"})
+    assert stat.S_IMODE(os.stat(str(home)).st_mode) == 0o750
+
+
+def test_set_config_refuses_a_path_through_a_symlink_others_can_change(tmp_path):
+    os.chmod(str(tmp_path), 0o777)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(hermes_config.ConfigError, match=r"goes through a symlink.*it leads to"):
+        hermes_config.set_config(str(tmp_path / "link" / "config.yaml"), {"a": 1})
+    assert list((tmp_path / "real").iterdir()) == []
+
+
+def test_set_config_keeps_bytes_that_are_not_utf8_as_they_are(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"# op\xe9rateur\nterminal:\n  backend: \xff\n")
+    report = hermes_config.set_config(str(path), {"terminal.backend": "local"})
+    assert report["changed"] is True
+    assert path.read_bytes() == b"# op\xe9rateur\nterminal:\n  backend: local\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving files to another owner needs root")
+def test_set_config_owner_is_the_old_files_or_the_directorys_from_fstat(tmp_path, home):
+    os.chown(str(home), 4321, 4322)
+    hermes_config.set_config(str(home), {"terminal.backend": "bubblewrap"})
+    assert (os.stat(str(home)).st_uid, os.stat(str(home)).st_gid) == (4321, 4322)
+    sub = tmp_path / "profile"
+    sub.mkdir()
+    os.chown(str(sub), 5432, 5433)
+    hermes_config.set_config(str(sub / "config.yaml"), {"a": 1})
+    assert (os.stat(str(sub / "config.yaml")).st_uid, os.stat(str(sub / "config.yaml")).st_gid) == (5432, 5433)
+    hermes_config.set_config(str(sub / "new.yaml"), {"a": 1}, owner=(6543, 6544), mode=0o640)
+    info = os.stat(str(sub / "new.yaml"))
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (6543, 6544, 0o640)
+
+
+def test_set_config_without_create_says_a_missing_directory_does_not_exist(tmp_path):
+    with pytest.raises(hermes_config.ConfigError, match="does not exist"):
+        hermes_config.set_config(str(tmp_path / "nope" / "config.yaml"), {"a": 1}, create=False)
+    with pytest.raises(hermes_config.ConfigError, match="create the Hermes home first"):
+        hermes_config.set_config(str(tmp_path / "nope" / "config.yaml"), {"a": 1})

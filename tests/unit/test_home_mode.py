@@ -414,3 +414,61 @@ def test_eval_run_wrapper_refuses_a_symlinked_scratch_dir(tmp_path):
     assert proc.returncode == 2
     assert b"symlink" in proc.stderr
     assert mode_of(target) == 0o755
+
+
+# --- through descriptors (issue 19) ---------------------------------------------------------
+
+def test_a_symlinked_cache_on_the_way_to_scratch_is_refused_and_its_target_left_alone(tmp_path):
+    target = tmp_path / "elsewhere"
+    (target / "scratch").mkdir(parents=True)
+    os.chmod(target / "scratch", 0o755)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "cache").symlink_to(target)
+    with pytest.raises(hm.HomeModeError, match=r"cache: is a symlink.*remove"):
+        hm.ensure_isolation_dirs(str(tmp_path / "run"))
+    env = {"HERMES_HOME": str(tmp_path / "run"), "HOME": REAL}
+    with pytest.raises(hm.HomeModeError, match="goes through a symlink"):
+        hm.apply_subprocess_home_env(env, False, REAL, exists())
+    with pytest.raises(hm.HomeModeError, match="goes through a symlink"):
+        hm.set_dir_mode(str(tmp_path / "run" / "cache" / "scratch"))
+    assert mode_of(target / "scratch") == 0o755
+    assert sorted(os.listdir(target)) == ["scratch"]
+
+
+def test_ensure_isolation_dirs_makes_every_missing_directory_0700(tmp_path):
+    layout = hm.ensure_isolation_dirs(str(tmp_path / "new" / "run"))
+    for key in ("hermes_home", "home", "scratch", "bin"):
+        assert mode_of(layout[key]) == 0o700, key
+    assert mode_of(tmp_path / "new" / "run" / "cache") == 0o700
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a directory of another user needs root to make")
+@pytest.mark.parametrize("how", ["owned by another user", "group-writable parent", "another user's in a sticky dir"])
+def test_eval_run_wrapper_refuses_a_run_dir_another_user_can_change(tmp_path, how):
+    top = tmp_path / "top"
+    top.mkdir()
+    run_dir = top / "run"
+    run_dir.mkdir()
+    (run_dir / "cache").mkdir()
+    (run_dir / "cache" / "scratch").mkdir()
+    os.chmod(run_dir / "cache" / "scratch", 0o755)
+    if how == "owned by another user":
+        os.chown(run_dir / "cache", 4321, 4321)
+    elif how == "group-writable parent":
+        os.chmod(top, 0o775)
+    else:
+        os.chmod(top, 0o1777)
+        os.chown(run_dir, 4321, 4321)
+    proc = run_wrapper(tmp_path, run_dir, {"HOME": REAL, "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 2, proc.stderr
+    assert b"run it as that user" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert mode_of(run_dir / "cache" / "scratch") == 0o755
+    assert not (run_dir / "home").exists()
+
+
+def test_eval_run_wrapper_follows_a_link_only_root_or_this_user_could_make(tmp_path):
+    (tmp_path / "data" / "run").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "data")
+    proc = run_wrapper(tmp_path, tmp_path / "link" / "run", {"HOME": REAL, "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert mode_of(tmp_path / "data" / "run" / "home") == 0o700

@@ -211,3 +211,124 @@ def test_missing_hermes_home_is_an_error(tmp_path):
 def test_bad_where_is_an_error(tmp_path):
     with pytest.raises(hm.HomeModeError):
         hm.configure_terminal_home(str(tmp_path), "profile", where="registry")
+
+
+# --- through descriptors (issue 19): what the agent can plant in its own home --------------
+
+ROOT = os.geteuid() == 0
+
+
+def test_a_fifo_config_is_refused_at_once_and_the_other_profiles_are_still_configured(tmp_path):
+    import time
+
+    home = make_home(tmp_path)
+    os.mkfifo(str(home / "profiles" / "dev" / "config.yaml"))
+    started = time.monotonic()
+    report = hm.configure_terminal_home(str(home), "profile")
+    assert time.monotonic() - started < 5
+    by_name = {os.path.basename(h["hermes_home"]): h for h in report["homes"]}
+    assert "FIFO" in by_name["dev"]["error"] and "regular file" in by_name["dev"]["error"]
+    assert [e["path"] for e in report["errors"]] == [str(home / "profiles" / "dev")]
+    assert by_name["work"]["error"] is None and by_name["work"]["config_changed"]
+    assert yc.read_nested((home / "profiles" / "work" / "config.yaml").read_text(), "terminal", "home_mode") == \
+        "profile"
+    assert stat.S_ISFIFO(os.lstat(str(home / "profiles" / "dev" / "config.yaml")).st_mode)
+
+
+def test_a_fifo_config_is_an_audit_error_not_a_hang(tmp_path):
+    from sandboxguard import audit
+
+    home = make_home(tmp_path, profiles=())
+    os.unlink(str(home / "config.yaml"))
+    os.mkfifo(str(home / "config.yaml"))
+    result = audit.check_home_mode([str(home)], "profile")
+    assert any("FIFO" in error["error"] for error in result["errors"])
+
+
+def test_a_hard_linked_config_is_refused_naming_the_fix(tmp_path):
+    home = make_home(tmp_path, profiles=())
+    os.link(str(home / "config.yaml"), str(tmp_path / "elsewhere.yaml"))
+    before = (home / "config.yaml").read_text()
+    report = hm.configure_terminal_home(str(home), "profile", create_profile_home=False)
+    error = report["homes"][0]["error"]
+    assert "2 hard links" in error and "remove the extra links" in error and str(home / "config.yaml") in error
+    assert (tmp_path / "elsewhere.yaml").read_text() == before
+
+
+def test_a_symlinked_config_is_refused_and_its_target_left_alone(tmp_path):
+    home = make_home(tmp_path, profiles=())
+    target = tmp_path / "target.yaml"
+    target.write_text("secret: 1\n")
+    os.unlink(str(home / "config.yaml"))
+    os.symlink(str(target), str(home / "config.yaml"))
+    report = hm.configure_terminal_home(str(home), "profile", create_profile_home=False)
+    assert "symlink" in report["homes"][0]["error"]
+    assert target.read_text() == "secret: 1\n" and os.path.islink(str(home / "config.yaml"))
+
+
+def test_a_setid_config_is_rewritten_without_its_setid_bits(tmp_path):
+    home = make_home(tmp_path, profiles=())
+    os.chmod(str(home / "config.yaml"), 0o6755)
+    hm.configure_terminal_home(str(home), "profile", create_profile_home=False)
+    assert stat.S_IMODE(os.stat(str(home / "config.yaml")).st_mode) == 0o755
+
+
+def test_a_setid_group_writable_profile_home_becomes_0755_not_06755(tmp_path):
+    home = make_home(tmp_path, profiles=())
+    (home / "home").mkdir()
+    os.chmod(str(home / "home"), 0o6777)
+    report = hm.configure_terminal_home(str(home), "profile")
+    assert report["homes"][0]["profile_home_changed"]
+    assert stat.S_IMODE(os.stat(str(home / "home")).st_mode) == 0o755
+
+
+@pytest.mark.skipif(not ROOT, reason="giving files to another owner needs root")
+def test_owners_come_from_the_files_and_directories_themselves(tmp_path):
+    home = make_home(tmp_path, profiles=("work",))
+    os.chown(str(home / "config.yaml"), 4321, 4322)
+    os.chown(str(home / "profiles" / "work"), 5432, 5433)  # no config yet: a new one is the directory's
+    hm.configure_terminal_home(str(home), "profile", where="both")
+    assert (os.stat(str(home / "config.yaml")).st_uid, os.stat(str(home / "config.yaml")).st_gid) == (4321, 4322)
+    for name in ("config.yaml", ".env", "home"):
+        info = os.stat(str(home / "profiles" / "work" / name))
+        assert (info.st_uid, info.st_gid) == (5432, 5433), name
+    assert os.stat(str(home / ".env")).st_uid == os.stat(str(home)).st_uid
+
+
+def test_a_symlinked_profile_home_is_a_per_home_error(tmp_path):
+    home = make_home(tmp_path, profiles=("work",))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.chmod(str(elsewhere), 0o777)
+    (home / "profiles" / "work" / "home").symlink_to(elsewhere)
+    report = hm.configure_terminal_home(str(home), "profile")
+    by_name = {os.path.basename(h["hermes_home"]): h for h in report["homes"]}
+    assert "symlink" in by_name["work"]["error"] and "profile home must be a real directory" in by_name["work"]["error"]
+    assert by_name[".hermes"]["error"] is None
+    assert stat.S_IMODE(os.stat(str(elsewhere)).st_mode) == 0o777
+
+
+def test_a_symlinked_profiles_directory_configures_no_profile_and_warns(tmp_path):
+    home = make_home(tmp_path, profiles=())
+    (tmp_path / "other" / "evil").mkdir(parents=True)
+    (home / "profiles").symlink_to(tmp_path / "other")
+    report = hm.configure_terminal_home(str(home), "profile")
+    assert [h["hermes_home"] for h in report["homes"]] == [str(home)]
+    assert any("profiles" in warning for warning in report["warnings"])
+    assert list((tmp_path / "other" / "evil").iterdir()) == []
+    assert hm.hermes_homes(str(home)) == [str(home)]
+
+
+def test_profiles_named_with_a_dot_are_not_profiles(tmp_path):
+    home = make_home(tmp_path, profiles=("work", ".trash"))
+    assert hm.hermes_homes(str(home)) == [str(home), str(home / "profiles" / "work")]
+
+
+def test_a_hermes_home_through_a_symlink_others_can_change_is_refused_naming_the_real_path(tmp_path):
+    os.chmod(str(tmp_path), 0o777)
+    real = make_home(tmp_path, profiles=())
+    (tmp_path / "link").symlink_to(real)
+    with pytest.raises(hm.HomeModeError) as caught:
+        hm.configure_terminal_home(str(tmp_path / "link"), "profile")
+    assert "(it leads to %s now)" % real in str(caught.value)
+    assert "\n" not in str(caught.value)

@@ -424,7 +424,7 @@ def test_cli_output_goes_through_the_one_adapter_warnings_on_stderr_errors_liste
         return rep
 
     monkeypatch.setattr(leaks, "audit", audit)
-    assert main(["leaks"]) == 1  # an error is a problem even when the audit says complete
+    assert main(["leaks", "--user", "root"]) == 1  # an error is a problem even when the audit says complete
     captured = capsys.readouterr()
     assert "error: /var/spool/cron/crontabs/root: read: EACCES: Permission denied" in captured.out
     assert captured.err.splitlines() == ["WARNING: /tmp/ab-x: skipped, a mount point"]
@@ -445,3 +445,26 @@ def test_an_entry_that_vanished_is_skipped_and_any_other_lstat_failure_is_an_err
     finally:
         os.close(fd)
     assert [(e["op"], e["error"].split(":")[0]) for e in rep["errors"]] == [("lstat", "ENAMETOOLONG")]
+
+
+def test_findings_carry_the_inode_the_audit_saw(host):
+    path = touch(os.path.join(host["home"], ".hermes", "scripts", "x.sh"))
+    (item,) = run(host)["findings"]
+    st = os.lstat(path)
+    assert (item["dev"], item["ino"]) == (st.st_dev, st.st_ino)
+
+
+def test_cli_without_users_or_agent_accounts_refuses_rather_than_audit_everyone():
+    proc = cli()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "no agent account known" in proc.stderr
+    assert "--hermes-home, --sandbox-dir or --agent-user" in proc.stderr and "--user" in proc.stderr
+
+
+def test_cli_scope_from_the_agent_user(tmp_path):
+    import pwd
+
+    name = pwd.getpwuid(65534).pw_name
+    proc = cli("--agent-user", name, "--tmp-pattern", "sg-none-*", "--json")
+    report = json.loads(proc.stdout)
+    assert report["scope"] == {name: ["the agent user"]} and report["users"] == [name]

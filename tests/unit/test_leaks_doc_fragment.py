@@ -14,7 +14,8 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SHARED = ("users", "tmp_dir", "tmp_patterns", "spool_dir", "min_age", "at_spool_dirs", "runtime_root")
+SHARED = ("users", "hermes_home", "sandbox_dir", "agent_user", "tmp_dir", "tmp_patterns", "spool_dir", "min_age",
+          "at_spool_dirs", "runtime_root")
 
 
 def _documentation(relpath):

@@ -100,3 +100,77 @@ def test_the_system_spool_is_changed_through_the_crontab_program(tmp_path, monke
     report = leaks_remove.remove(found, str(h["quarantine"]), crontab=str(fake))
     assert report["complete"], report["errors"]
     assert got.read_text() == "MAILTO=ops\n# nightly\n", "the table without its header and the leaked jobs"
+
+
+def test_a_file_whose_inode_changed_is_left_even_with_the_same_owner_and_mtime(tmp_path):
+    h = host(tmp_path)
+    found = [f for f in audit(h)["findings"] if f["kind"] == "hermes_script"]
+    script = h["home"] / ".hermes/scripts/beacon.sh"
+    before = script.stat()
+    os.rename(script, script.parent / "kept-alive")  # so the new file cannot reuse the inode number
+    script.write_text("another file\n")
+    os.utime(script, ns=(before.st_atime_ns, before.st_mtime_ns))
+    report = leaks_remove.remove(found, str(h["quarantine"]), crontab="")
+    assert [e["op"] for e in report["errors"]] == ["check"] and "not what the audit saw" in report["errors"][0]["error"]
+    assert script.read_text() == "another file\n" and report["removed"] == []
+
+
+def test_a_directory_on_the_way_made_a_symlink_is_refused_and_nothing_moves(tmp_path):
+    h = host(tmp_path)
+    found = [f for f in audit(h)["findings"] if f["kind"] == "hermes_script"]
+    hermes = h["home"] / ".hermes"
+    os.rename(hermes / "scripts", hermes / "elsewhere")
+    os.symlink(str(hermes / "elsewhere"), str(hermes / "scripts"))  # pytest's tmp is below /tmp: untrusted
+    report = leaks_remove.remove(found, str(h["quarantine"]), crontab="")
+    assert [e["op"] for e in report["errors"]] == ["open"] and "symlink" in report["errors"][0]["error"]
+    assert (hermes / "elsewhere" / "beacon.sh").exists() and report["removed"] == []
+
+
+def test_the_same_path_twice_in_one_second_keeps_both_in_the_quarantine(tmp_path):
+    h = host(tmp_path)
+    script = h["home"] / ".hermes/scripts/beacon.sh"
+    for text in ("first\n", "second\n"):
+        script.write_text(text)
+        found = [f for f in audit(h)["findings"] if f["kind"] == "hermes_script"]
+        report = leaks_remove.remove(found, str(h["quarantine"]), now=1_800_000_000, crontab="")
+        assert report["complete"], report["errors"]
+    where = os.path.dirname(report["removed"][0]["quarantine"])
+    assert sorted(os.listdir(where)) == ["beacon.sh", "beacon.sh.1"]
+    assert open(os.path.join(where, "beacon.sh.1")).read() == "second\n"
+
+
+def test_a_quarantine_directory_another_user_can_write_is_refused(tmp_path):
+    h = host(tmp_path)
+    h["quarantine"].mkdir()
+    os.chmod(h["quarantine"], 0o777)
+    found = [f for f in audit(h)["findings"] if f["kind"] == "hermes_script"]
+    report = leaks_remove.remove(found, str(h["quarantine"]), crontab="")
+    assert "only root can write" in report["errors"][0]["error"]
+    assert (h["home"] / ".hermes/scripts/beacon.sh").exists() and os.listdir(h["quarantine"]) == []
+
+
+def test_the_quarantine_is_private_and_the_spool_mtime_moves(tmp_path):
+    h = host(tmp_path)
+    os.utime(h["spool"], (1, 1))
+    report = leaks_remove.remove(audit(h)["findings"], str(h["quarantine"]), crontab="")
+    assert report["complete"], report["errors"]
+    assert os.stat(h["spool"]).st_mtime > 1, "cron rereads tables when the spool directory's mtime moves"
+    saved = os.path.join(report["quarantine"], "crontab", "root")
+    assert oct(os.stat(saved).st_mode & 0o777) == "0o600"
+    for path in (h["quarantine"], report["quarantine"], os.path.dirname(saved)):
+        assert oct(os.stat(path).st_mode & 0o777) == "0o700", path
+
+
+def test_a_crontab_made_a_fifo_or_a_hard_link_is_refused_never_read(tmp_path):
+    h = host(tmp_path)
+    found = [f for f in audit(h)["findings"] if f["kind"] == "cron_job"]
+    h["table"].unlink()
+    os.mkfifo(str(h["table"]))  # a read of it would block forever
+    report = leaks_remove.remove(found, str(h["quarantine"]), crontab="")
+    assert report["errors"][0]["op"] == "read" and "FIFO" in report["errors"][0]["error"]
+    h["table"].unlink()
+    (tmp_path / "other").write_text(HEADER + "0 2 * * * /root/.hermes/scripts/beacon.sh\n")
+    os.link(str(tmp_path / "other"), str(h["table"]))
+    report = leaks_remove.remove(found, str(h["quarantine"]), crontab="")
+    assert report["errors"][0]["op"] == "read" and "hard links" in report["errors"][0]["error"]
+    assert "beacon" in (tmp_path / "other").read_text()

@@ -1,6 +1,7 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """safefs: the descriptor primitives of the root side (raced in tests/integration/test_race_safefs.py)."""
+import errno
 import os
 import stat
 import types
@@ -126,6 +127,25 @@ def test_unlink_at_removes_only_the_inode_expected(tmp_path):
         assert safefs.unlink_at(held.fd, "f") is False
 
 
+def test_rmdir_at_removes_only_the_empty_directory_expected(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_bytes(b"")
+    os.symlink(str(tmp_path / "d"), str(tmp_path / "link"))
+    st = os.lstat(tmp_path / "d")
+    with safefs.open_dir(str(tmp_path)) as held:
+        with pytest.raises(safefs.PathRefused, match="not the directory that was checked"):
+            safefs.rmdir_at(held.fd, "d", expected=(st.st_dev, st.st_ino + 1))
+        with pytest.raises(safefs.PathRefused, match="a symlink, not a directory"):
+            safefs.rmdir_at(held.fd, "link")
+        with pytest.raises(OSError) as err:
+            safefs.rmdir_at(held.fd, "full")
+        assert err.value.errno == errno.ENOTEMPTY
+        assert safefs.rmdir_at(held.fd, "d", expected=(st.st_dev, st.st_ino)) is True
+        assert safefs.rmdir_at(held.fd, "d") is False
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "full" / "x").exists()
+
+
 def test_set_mode_and_set_owner_act_on_the_descriptor_only_when_needed(tmp_path):
     (tmp_path / "f").write_bytes(b"1")
     os.chmod(tmp_path / "f", 0o644)
@@ -137,3 +157,36 @@ def test_set_mode_and_set_owner_act_on_the_descriptor_only_when_needed(tmp_path)
     finally:
         os.close(fd)
     assert stat.S_IMODE(os.stat(tmp_path / "f").st_mode) == 0o600
+
+
+def test_a_refused_symlink_names_the_real_path_it_leads_to(tmp_path):
+    os.chmod(tmp_path, 0o777)
+    (tmp_path / "data" / "hermes").mkdir(parents=True)
+    os.symlink("data", str(tmp_path / "link"))
+    with pytest.raises(safefs.PathRefused) as caught:
+        safefs.open_dir(str(tmp_path / "link" / "hermes"))
+    real = str(tmp_path / "data" / "hermes")
+    assert caught.value.real_path == real
+    assert "(it leads to %s now)" % real in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_real_path_hint_follows_every_link_through_descriptors_or_says_none(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    os.symlink("a/b", str(tmp_path / "l1"))
+    os.symlink(str(tmp_path / "l1"), str(tmp_path / "l2"))
+    os.symlink("l3", str(tmp_path / "l3"))  # a loop
+    (tmp_path / "f").write_text("x")
+    assert safefs.real_path_hint(str(tmp_path / "l2" / ".." / "b")) == str(tmp_path / "a" / "b")
+    assert safefs.real_path_hint(str(tmp_path / "l3")) is None
+    assert safefs.real_path_hint(str(tmp_path / "missing")) is None
+    assert safefs.real_path_hint(str(tmp_path / "f")) is None
+    assert safefs.real_path_hint("relative") is None
+
+
+def test_with_fix_adds_a_fix_only_to_a_reason_that_names_none():
+    bare = safefs.PathRefused("/x/config.yaml", "is a FIFO, not a regular file (never opened)")
+    assert bare.with_fix("make it a regular file") == \
+        "/x/config.yaml: is a FIFO, not a regular file (never opened); make it a regular file"
+    fixed = safefs.PathRefused("/x/c", "has 2 hard links: never read; look at it, then run again")
+    assert fixed.with_fix("other") == str(fixed)

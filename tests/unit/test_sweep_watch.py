@@ -10,7 +10,7 @@ import os
 import stat
 
 import pytest
-from sandboxguard import docker_engine, report, sweep
+from sandboxguard import docker_engine, report, staging, sweep
 
 AGENT = (1000, 1000)
 
@@ -44,8 +44,9 @@ class FakeEngine:
         [target] = binds
         found = sorted(os.path.join(d, f) for d, _, fs in os.walk(target) for f in fs
                        if os.lstat(os.path.join(d, f)).st_mode & 0o6000)
-        return {"exit_code": 0, "timed_out": False,
-                "output": "".join(sweep.CONTAINER_TARGET + p[len(target):] + "\n" for p in found)}
+        printed = b"".join(os.fsencode(sweep.CONTAINER_TARGET + p[len(target):]) + b"\0" for p in found)
+        stdout = " ".join("%02x" % byte for byte in printed).encode()  # what od -An -tx1 prints
+        return {"exit_code": 0, "timed_out": False, "output": stdout.decode(), "stdout": stdout, "stderr": ""}
 
 
 def _doc(cid, source):
@@ -159,7 +160,8 @@ def test_both_methods_report_the_same_envelope_and_file_dicts_and_dry_run_change
 def test_a_container_step_that_fails_reports_path_op_error(sandbox):
     class Failing(FakeEngine):
         def run_disposable(self, client, image, script, args, binds, timeout, user="0:0"):
-            return {"exit_code": 3, "timed_out": False, "output": "find: permission denied\n"}
+            return {"exit_code": 3, "timed_out": False, "output": "find: permission denied\n", "stdout": b"",
+                    "stderr": "find: permission denied\n"}
 
     engine = Failing({"c1": _doc("c1", sandbox["ws"])}, [])
     result = sweep.sweep(None, [sandbox["home"]], names=["c1"], method="container", image="busybox",
@@ -183,3 +185,22 @@ def test_a_container_that_cannot_start_is_an_error_counted_in_the_sweep(sandbox)
     assert [e["op"] for e in result["errors"]] == ["setid", "caps"]
     assert all(e["error"] == "could not run the strip container: no such image: busybox" for e in result["errors"])
     assert report.has_problems(result)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the staging bind needs root")
+def test_the_container_method_never_hands_the_engine_the_agents_path(sandbox):
+    engine = FakeEngine({"c1": _doc("c1", sandbox["ws"])}, [])
+    result = sweep.sweep(None, [sandbox["home"]], names=["c1"], dry_run=True, method="container", image="busybox",
+                         engine=engine)
+    assert result["changed"] is True  # it found the setuid file through the staging bind
+    sources = [next(iter(binds)) for _image, _args, binds in engine.disposable]
+    assert sources and all(s.startswith(staging.STAGING_DIR + "/") for s in sources), sources
+    assert all(args[0] == str(os.stat(sandbox["ws"]).st_ino) for _image, args, _binds in engine.disposable)
+    assert not any(os.path.exists(s) for s in sources)  # unmounted and removed after the steps
+
+
+def test_found_paths_are_the_nul_terminated_names_under_the_target_exactly():
+    printed = b"/sweep/target/a\n b\0/sweep/target/bad\xff\0/sweep/target\0/sweep/targetx/no\0junk\0"
+    rows = [printed[i:i + 16] for i in range(0, len(printed), 16)]
+    dump = b"\n".join(b" " + b" ".join(b"%02x" % byte for byte in row) for row in rows)
+    assert sweep.found_paths(dump, "/srv/t") == ["/srv/t/a\n b", os.fsdecode(b"/srv/t/bad\xff"), "/srv/t"]

@@ -25,6 +25,7 @@ from . import audit_record as audit_report
 from . import report as envelope
 from . import sandboxes
 from . import strip as stripmod
+from .text import escape
 
 DOCKER_MODES = ("auto", "always", "never")
 DEFAULT_ENGINE_TIMEOUT_S = 10
@@ -53,7 +54,8 @@ def _verdict(findings, errors, complete=True, reason=None, **details):
         status = audit_report.ERROR
         if reason is None:
             first = errors[0] if errors else None
-            reason = ("%s: %s" % (first["path"], first["error"])) if first else "the check did not complete"
+            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
+                      else "the check did not complete")
             if len(errors) > 1:
                 reason += " (and %d more error(s))" % (len(errors) - 1)
     else:
@@ -195,7 +197,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
     reason = None
     if not report["complete"]:
         reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
-            ", ".join(walk), report["elapsed"], budget or 0)
+            ", ".join(escape(w) for w in walk), report["elapsed"], budget or 0)
         warnings.append(reason)
     counts = {k: report["counts"][k] for k in ("setid", "caps", "files", "dirs", "unlisted")}
     return _verdict(findings, errors, report["complete"], reason, roots=walk, absent=absent,
@@ -226,7 +228,10 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
         except (hm.HomeModeError, YamlEditError, OSError, UnicodeDecodeError) as exc:
             errors.append(_error("home_mode", home, str(exc)))
             continue
+        errors.extend(_error("home_mode", error["path"], error["error"]) for error in report["errors"])
         for entry in report["homes"]:
+            if entry.get("error"):
+                continue  # refused (a FIFO config, a symlinked profile): an error above, not a finding
             current = entry["previous"] if "config" in report["where"] else entry["env_previous"]
             homes.append({"hermes_home": entry["hermes_home"], "mode": current, "env_mode": entry["env_previous"]})
             if wanted is None:
@@ -240,7 +245,8 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
                 if entry["config_changed"] or entry["env_changed"]:
                     reasons.append("TERMINAL_HOME_MODE is %s, asked for %s" % (current or "unset (auto)", wanted))
                 if entry["profile_home_changed"]:
-                    reasons.append("profile home %s is missing or writable by group/other" % entry["profile_home"])
+                    reasons.append("profile home %s is missing or writable by group/other"
+                                   % escape(entry["profile_home"]))
                 findings.append({"path": entry["hermes_home"], "mode": current, "wanted": wanted,
                                  "files": what, "reason": "; ".join(reasons)})
     if wanted is None and not errors:
@@ -267,37 +273,139 @@ def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
     the ``<sandbox>/docker`` directories Hermes creates (never of the task directories
     below them: a root container can chown its own bind mount), and the agent user.
     Root is never one of them (an operator's or root's own cron jobs are not an agent's
-    leaks): name it in the leak users to audit it. A path that is a symbolic link or is
-    missing is passed over. Returns (names, sources): sorted names, and
+    leaks): name it in the leak users to audit it. Returns (names, sources): sorted names, and
     {name: [why it is in scope]}; *sources* also lists root under ``"root"`` when a path
     owned by root was passed over, so the check can say so.
+
+    Every owner comes from the ``fstat`` of a descriptor: each home (and the sandbox
+    directory) is reached by safefs.open_dir to its parent (no symlink followed below a
+    directory another user can change) and opened O_NOFOLLOW, and ``profiles``, each
+    profile and each ``sandboxes/docker`` below it are opened O_NOFOLLOW relative to the
+    directory before. A path that is a symbolic link, is missing or is refused is passed
+    over: a symlinked ``profiles`` never brings the users under its target into scope.
     """
-    paths = []
-    for home in hermes_homes:
-        paths.append((home, "owner of the Hermes home %s" % home))
-        for name in _profile_names(home):
-            profile = os.path.join(home, "profiles", name)
-            paths.append((profile, "owner of the profile %s" % profile))
-    if sandbox_dir:
-        paths.append((sandbox_dir, "owner of TERMINAL_SANDBOX_DIR %s" % sandbox_dir))
-    for root in sandboxes.derive_sandbox_roots(hermes_homes, sandbox_dir or None, (), {
-            home: _profile_names(home) for home in hermes_homes}):
-        paths.append((root["path"], "owner of the sandbox directory %s" % root["path"]))
     sources = {}
-    for path, why in paths:
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not os.path.isabs(path) or (info.st_mode & 0o170000) == 0o120000:  # relative, or a symlink
-            continue
-        name = "root" if info.st_uid == 0 else _owner_name(info.st_uid)
+
+    def owner(fd, why):
+        uid = os.fstat(fd).st_uid
+        name = "root" if uid == 0 else _owner_name(uid)
         if name:
             sources.setdefault(name, []).append(why)
+
+    for home in hermes_homes:
+        home_fd = _open_proven(home)
+        if home_fd is None:
+            continue
+        try:
+            owner(home_fd, "owner of the Hermes home %s" % escape(home))
+            _sandbox_owner(home_fd, ("sandboxes", sandboxes.DOCKER_SUBDIR), home, owner)
+            _profile_owners(home_fd, home, owner)
+        finally:
+            os.close(home_fd)
+    if sandbox_dir:
+        fd = _open_proven(sandbox_dir)
+        if fd is not None:
+            try:
+                owner(fd, "owner of TERMINAL_SANDBOX_DIR %s" % escape(sandbox_dir))
+                _sandbox_owner(fd, (sandboxes.DOCKER_SUBDIR,), sandbox_dir, owner)
+            finally:
+                os.close(fd)
     if agent_user and str(agent_user) != "root":
         sources.setdefault(str(agent_user), []).append("the agent user")
     names = sorted(n for n in sources if n != "root")
     return names, sources
+
+
+def _open_proven(path):
+    """A descriptor of the directory *path* (its parent proven by safefs.open_dir, the last
+    component opened O_NOFOLLOW), or None when it is relative, missing, a symlink or refused."""
+    from . import safefs  # noqa: PLC0415
+
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return None
+    try:
+        parent, name = safefs.open_parent(path.rstrip("/") or "/")
+    except (OSError, ValueError):
+        return None
+    with parent:
+        try:
+            return safefs.open_dir_at(parent.fd, name)
+        except (OSError, ValueError):
+            return None
+
+
+def _open_below(fd, parts):
+    """A descriptor of *parts* below the held directory *fd*, each opened O_NOFOLLOW, or None."""
+    from . import safefs  # noqa: PLC0415
+
+    held = fd
+    try:
+        for part in parts:
+            child = safefs.open_dir_at(held, part)
+            if held != fd:
+                os.close(held)
+            held = child
+    except (OSError, ValueError):
+        if held != fd:
+            os.close(held)
+        return None
+    return held
+
+
+def _sandbox_owner(fd, parts, base, owner):
+    sub = _open_below(fd, parts)
+    if sub is not None:
+        try:
+            owner(sub, "owner of the sandbox directory %s" % escape(os.path.join(base, *parts)))
+        finally:
+            os.close(sub)
+
+
+def _profile_owners(home_fd, home, owner):
+    """Owners of each profile directory (and its sandboxes/docker) under the held home's
+    ``profiles``, listed and opened through descriptors (dot-names skipped, as
+    sandboxes.list_profile_names does)."""
+    profiles = _open_below(home_fd, ("profiles",))
+    if profiles is None:
+        return
+    try:
+        try:
+            names = sorted(n for n in os.listdir(profiles) if not n.startswith("."))
+        except OSError:
+            return
+        for name in names:
+            fd = _open_below(profiles, (name,))
+            if fd is None:
+                continue
+            path = os.path.join(home, "profiles", name)
+            try:
+                owner(fd, "owner of the profile %s" % escape(path))
+                _sandbox_owner(fd, ("sandboxes", sandboxes.DOCKER_SUBDIR), path, owner)
+            finally:
+                os.close(fd)
+    finally:
+        os.close(profiles)
+
+
+def leak_scope(users=(), hermes_homes=(), sandbox_dir=None, agent_user=None, where="the leak users",
+               homes_word="the Hermes homes, the sandbox directory or the agent user"):
+    """Whose leaks to look at: (names, scope, reason).
+
+    *users* named: exactly those (root only when named). Otherwise the accounts that run
+    agents (agent_accounts); *scope* is {name: [why]}. With none known, names is [] and
+    *reason* says so with the fix (every job of an audited table is a leak, so guessing the
+    accounts would report, and remediation would quarantine, an operator's own cron jobs).
+    *where* and *homes_word* name the caller's options in that reason.
+    """
+    if users:
+        chosen = list(dict.fromkeys(users))
+        return chosen, {name: ["named in %s" % where] for name in chosen}, None
+    chosen, sources = agent_accounts(hermes_homes, sandbox_dir, agent_user)
+    if chosen:
+        return chosen, {name: sources[name] for name in chosen}, None
+    note = (" (the paths given are owned by root, and root's cron jobs are audited only when named)"
+            if "root" in sources else "")
+    return [], {}, "no agent account known: give %s, or name the accounts in %s%s" % (homes_word, where, note)
 
 
 def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None, hermes_homes=(),
@@ -312,19 +420,9 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     """
     from . import leaks  # noqa: PLC0415
 
-    scope = {}
-    if users:
-        chosen = list(users)
-        scope = {name: ["named in the leak users"] for name in chosen}
-    else:
-        chosen, sources = agent_accounts(hermes_homes, sandbox_dir, agent_user)
-        scope = {name: sources[name] for name in chosen}
-        if not chosen:
-            note = (" (the paths given are owned by root, and root's cron jobs are audited only when named)"
-                    if "root" in sources else "")
-            return _result(audit_report.SKIPPED, users=[], scope={}, reason=(
-                "no agent account known: give the Hermes homes, the sandbox directory or the agent user, "
-                "or name the accounts in the leak users%s" % note))
+    chosen, scope, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user)
+    if not chosen:
+        return _result(audit_report.SKIPPED, users=[], scope={}, reason=reason)
     kwargs = {"users": chosen, "min_age": int(min_age)}
     if tmp_patterns:
         kwargs["tmp_patterns"] = tuple(tmp_patterns)

@@ -747,7 +747,9 @@ def _write_private(path, data, mode=0o600):
 
     The library's one atomic write is ``sandboxguard.atomicfile``; this file keeps its own
     because it also runs standalone as the shim (``/usr/bin/python3 crontab``), where the
-    package cannot be imported. Same steps; used for the table and for the shim itself.
+    package cannot be imported. Same steps; used for the table only, which the shim writes
+    as the user the eval runs as, in that run's own directory. Installing the shim itself
+    is eval_tools' (through descriptors: root does that).
     """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -942,13 +944,30 @@ def shim_source(python=SHIM_PYTHON):
     return "#!%s\n" % python + "".join(lines)
 
 
+def _installer():
+    """The package's installer (eval_tools: through descriptors, with safefs and atomicfile).
+
+    Imported by name at call time: this file runs standalone as the shim too, where it has
+    no package and never installs anything.
+    """
+    import importlib  # noqa: PLC0415
+
+    package = __name__.rpartition(".")[0]
+    if not package:
+        raise RuntimeError("the crontab shim installs itself only from the sandboxguard package: "
+                           "run sandboxguard crontab --install-shim DIR")
+    return importlib.import_module(package + ".eval_tools")
+
+
 def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False, check=None):
     """Write the shim as ``<bin_dir>/<name>`` (a standalone script run by *python*).
 
     *python* None means :func:`shim_python`: Debian's /usr/bin/python3, which any user
     can run, unlike a Python under root's 0700 home. Returns (path, changed). Touches
     the disk unless *dry_run* (``check``: its deprecated alias), which only reports
-    whether it would change.
+    whether it would change. Through the package's ``eval_tools`` (the directory proven
+    and written through descriptors; safefs.PathRefused for one reached through a symlink
+    another user could have planted).
     """
     python = python or shim_python()
     return install_text(bin_dir, name, shim_source(python).encode("utf-8"), mode,
@@ -958,22 +977,10 @@ def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False
 def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
     """Write *text* (bytes) as ``<bin_dir>/<name>`` with *mode*, atomically, when it differs.
 
-    Returns (path, changed); with *dry_run* (``check``: its deprecated alias) nothing is written.
+    Returns (path, changed); with *dry_run* (``check``: its deprecated alias) nothing is
+    written. See eval_tools.install_text, which does it.
     """
-    check = dry_run if check is None else check  # this file runs standalone as the shim: no imports
-    path = os.path.join(bin_dir, name)
-    try:
-        with open(path, "rb") as handle:
-            same = handle.read() == text
-    except OSError:
-        same = False
-    if same and stat.S_IMODE(os.stat(path).st_mode) == mode:
-        return path, False
-    if check:
-        return path, True
-    os.makedirs(bin_dir, exist_ok=True)
-    _write_private(path, text, mode)
-    return path, True
+    return _installer().install_text(bin_dir, name, text, mode, dry_run if check is None else check)
 
 
 if __name__ == "__main__":

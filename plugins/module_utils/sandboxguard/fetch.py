@@ -50,8 +50,9 @@ import stat
 import time
 import unicodedata
 
-from . import atomicfile, credentials
+from . import atomicfile, credentials, safefs
 from .report import add_error, mode_text, new_report
+from .text import escape
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 DEFAULT_OPEN_TIMEOUT_S = 5
@@ -426,38 +427,48 @@ def decode_payload(lines):
 
 # ---------------------------------------------------------------- landing (controller side)
 
-def land_file(data, dest_dir, name, *, private=False, executable=False, overwrite=True, dry_run=False):
+def land_file(data, dest_dir, name, *, private=False, executable=False, overwrite=True, dry_run=False, held=None):
     """Write ``data`` as ``dest_dir/name`` atomically; return (path, mode, changed).
 
-    Touches the file system: temp file created O_EXCL|O_NOFOLLOW in the destination
-    directory, chmod to 0644 (0600 when ``private``; matching execute bits only when
-    ``executable``; never setuid/setgid/sticky), fsync, rename over the final name, fsync
-    of the directory. An identical existing file (same bytes and mode) is left alone.
-    Nothing is left behind when it fails. ``dry_run`` decides ``changed`` and writes nothing.
+    Touches the file system: the destination directory is proven component by component
+    (safefs.open_dir: a symlink is followed only where only root, or this user, could have
+    made it; ``held``: a safefs.Dir of it the caller proved already), then, below that
+    descriptor only, a temp file created O_EXCL|O_NOFOLLOW, chmod to 0644 (0600 when
+    ``private``; matching execute bits only when ``executable``; never setuid/setgid/sticky),
+    fsync, rename over the final name, fsync of the directory. An identical existing file
+    (same bytes and mode) is left alone. Nothing is left behind when it fails. ``dry_run``
+    decides ``changed`` and writes nothing.
     """
     mode = MODE_PRIVATE if private else MODE_PUBLIC
     if executable:
         mode |= (mode & 0o444) >> 2
     if name != safe_name(name):
         raise FetchError("destination name %r is not a safe file name; use %r" % (name, safe_name(name)))
-    if dry_run and not os.path.lexists(dest_dir):
-        return os.path.join(dest_dir, name), mode, True  # the caller would create it
-    try:
-        dfd = os.open(dest_dir, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise FetchError("destination directory %s: %s; create it first" % (dest_dir, exc.strerror)) from None
     final = os.path.join(dest_dir, name)
-    try:
+    if held is None:
         try:
-            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            directory = safefs.open_dir(dest_dir)
         except FileNotFoundError:
-            st = None
+            if dry_run:
+                return final, mode, True  # the caller would create it
+            raise FetchError("destination directory %s does not exist; create it first" % escape(dest_dir)) from None
+        except safefs.PathRefused as exc:
+            fix = exc.with_fix("give a directory only you can change")
+            raise FetchError("destination directory %s" % fix) from None
+        except OSError as exc:
+            raise FetchError("destination directory %s: %s; create it first"
+                             % (escape(dest_dir), exc.strerror)) from None
+    else:
+        directory = held
+    try:
+        dfd = directory.fd
+        st = safefs.lstat_at(dfd, name)
         if st is not None:
             if not stat.S_ISREG(st.st_mode):
                 raise FetchError("destination %s exists and is not a regular file; remove it or pick another name"
-                                 % final)
+                                 % escape(final))
             if not overwrite:
-                raise FetchError("destination %s exists; remove it or allow overwrite" % final)
+                raise FetchError("destination %s exists; remove it or allow overwrite" % escape(final))
             if stat.S_IMODE(st.st_mode) == mode and st.st_size == len(data) and _same_content(dfd, name, data):
                 return final, mode, False
         if dry_run:
@@ -465,19 +476,21 @@ def land_file(data, dest_dir, name, *, private=False, executable=False, overwrit
         try:
             atomicfile.write_at(dfd, name, data, mode=mode)
         except FileExistsError:
-            raise FetchError("cannot create a temporary file in %s" % dest_dir) from None
+            raise FetchError("cannot create a temporary file in %s" % escape(dest_dir)) from None
         return final, mode, True
     finally:
-        os.close(dfd)
+        if held is None:
+            directory.close()
 
 
 def _same_content(dfd, name, data):
+    """Whether ``name`` in the held directory is a regular file holding exactly ``data``
+    (safefs.read_at: never a FIFO or device, never through a symlink)."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
-    except OSError:
+        found, _st = safefs.read_at(dfd, name, limit=len(data) + 1)
+    except (safefs.PathRefused, OSError):
         return False
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(len(data) + 1) == data
+    return found == data
 
 
 # ---------------------------------------------------------------- the whole protocol
@@ -531,7 +544,7 @@ def _resolve_step(exec_fn, path, home, hermes_home, report):
     rc, out, err = _run(exec_fn, resolve_program(path, token, home, hermes_home), report)
     parsed = _parse(out, token, "resolve", report)
     if parsed["refuse_code"]:
-        raise _Refused("resolve", parsed["refuse_code"], "%s: %s" % (path, parsed["refuse_reason"]))
+        raise _Refused("resolve", parsed["refuse_code"], "%s: %s" % (escape(path), parsed["refuse_reason"]))
     if parsed["resolved"] is None or not parsed["done"]:
         raise _Refused("resolve", "protocol", "the sandbox did not report a resolved path (exit status %s%s)"
                        % (rc, _first_line(err)))
@@ -551,7 +564,8 @@ def _resolve_step(exec_fn, path, home, hermes_home, report):
         try:
             found.append(checker(resolved))
         except FetchError as exc:
-            raise _Refused("pass2", "denylisted", "%s resolves to %s: %s" % (given, resolved, exc)) from None
+            raise _Refused("pass2", "denylisted", "%s resolves to %s: %s"
+                           % (escape(given), escape(resolved), exc)) from None
     return homes, [h for h in hermes_homes if h is not None]
 
 
@@ -560,7 +574,7 @@ def _pass2(resolved, homes, hermes_homes):
     for candidate in homes:
         problem = check_path(resolved, candidate, hermes_homes)
         if problem:
-            raise _Refused("pass2", problem[0], "resolved to %s: %s" % (resolved, problem[1]))
+            raise _Refused("pass2", problem[0], "resolved to %s: %s" % (escape(resolved), problem[1]))
 
 
 def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
@@ -574,7 +588,7 @@ def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
     if parsed["stat"]:
         report["remote_mode"] = mode_text(parsed["mode"])
     if parsed["refuse_code"]:
-        raise _Refused("read", parsed["refuse_code"], "%s: %s" % (resolved, parsed["refuse_reason"]))
+        raise _Refused("read", parsed["refuse_code"], "%s: %s" % (escape(resolved), parsed["refuse_reason"]))
     if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
         raise _Refused("read", "protocol",
                        "the sandbox program ended early (exit status %s%s; -9/137 means the open watchdog killed it)"
@@ -582,31 +596,36 @@ def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
     mode_bits, nlink, size = parsed["mode"], parsed["nlink"], parsed["size"]
     # The same decisions as inside the sandbox, on the values the sandbox reported.
     if not stat.S_ISREG(mode_bits):
-        raise _Refused("read", "not_regular", "%s: not a regular file" % resolved)
+        raise _Refused("read", "not_regular", "%s: not a regular file" % escape(resolved))
     if nlink != 1:
-        raise _Refused("read", "hard_link", "%s: %d hard links" % (resolved, nlink))
+        raise _Refused("read", "hard_link", "%s: %d hard links" % (escape(resolved), nlink))
     if size > max_bytes:
-        raise _Refused("read", "too_large", "%s: %d bytes > max_bytes=%d" % (resolved, size, max_bytes))
+        raise _Refused("read", "too_large", "%s: %d bytes > max_bytes=%d" % (escape(resolved), size, max_bytes))
     try:
         data = decode_payload(parsed["data"])
     except ValueError as exc:
-        raise _Refused("decode", "decode", "%s: %s" % (resolved, exc)) from None
+        raise _Refused("decode", "decode", "%s: %s" % (escape(resolved), exc)) from None
     if len(data) > max_bytes:
         raise _Refused("decode", "too_large", "%s: more than max_bytes=%d bytes arrived although the size said %d"
-                       % (resolved, max_bytes, size))
+                       % (escape(resolved), max_bytes, size))
     if len(data) != size:
         raise _Refused("decode", "changed", "%s: %d bytes arrived but the descriptor said %d (file changed while "
-                       "read?)" % (resolved, len(data), size))
+                       "read?)" % (escape(resolved), len(data), size))
     return data
 
 
 def _make_dest_dir(dest_dir):
-    """Create a missing destination directory (and parents) at 0755, just before landing."""
+    """Create a missing destination directory (and parents) at 0755, just before landing;
+    return it as a proven safefs.Dir (each missing directory made with mkdirat and checked
+    through its descriptor; a symlink on the way that another user could have planted
+    refuses the path)."""
     try:
-        os.makedirs(dest_dir, mode=0o755, exist_ok=True)
+        return safefs.open_dir(dest_dir, create=True, mode=0o755)
+    except safefs.PathRefused as exc:
+        raise FetchError("destination directory %s" % exc.with_fix("give a directory only you can change")) from None
     except OSError as exc:
         raise FetchError("destination directory %s: %s; pick a directory this user can create"
-                         % (dest_dir, exc.strerror)) from None
+                         % (escape(dest_dir), exc.strerror)) from None
 
 
 def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, remote_hermes_home=None,
@@ -659,10 +678,13 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         data = _read_step(exec_fn, report["resolved"], max_bytes, open_timeout, report)
     except _Refused as refusal:
         return _refuse(report, *refusal.args, started)
-    if create_dest and not dry_run:
-        _make_dest_dir(dest_dir)
-    dest, mode, changed = land_file(data, dest_dir, target_name, private=private, executable=executable,
-                                    overwrite=overwrite, dry_run=dry_run)
+    held = _make_dest_dir(dest_dir) if create_dest and not dry_run else None
+    try:
+        dest, mode, changed = land_file(data, dest_dir, target_name, private=private, executable=executable,
+                                        overwrite=overwrite, dry_run=dry_run, held=held)
+    finally:
+        if held is not None:
+            held.close()
     report.update(dest=dest, fetched=not dry_run, changed=changed, size=len(data),
                   sha256=hashlib.sha256(data).hexdigest(), mode=mode_text(mode), stage="done",
                   elapsed=round(time.monotonic() - started, 3))

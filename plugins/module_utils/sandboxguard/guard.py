@@ -52,6 +52,7 @@ import time
 from . import fanotify
 from . import strip as stripmod
 from .roots import OpenRoot, RootRefused, open_root
+from .text import escape, one_line
 
 _WATCH_FILES = fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
 WATCH_MASK = _WATCH_FILES | fanotify.FAN_ONDIR | fanotify.FAN_EVENT_ON_CHILD
@@ -122,14 +123,15 @@ def file_record(entry, latency_ms, via):
 
 
 def human_line(record):
-    """The line people read for one fixed file."""
+    """The line people read for one fixed file: the name through text.escape (a newline or
+    an escape sequence a container put in a name never forges a line)."""
     bits = "%s -> %s" % (record["mode_before"], record["mode_after"])
     if record["caps_before"]:
-        bits += ", had %s" % record["caps_before"]
+        bits += ", had %s" % escape(record["caps_before"])
     when = "" if record["latency_ms"] is None else " %.0f ms after the change" % record["latency_ms"]
     verb = "FAILED to strip" if record.get("error") else "stripped"
-    tail = ": %s" % record["error"] if record.get("error") else ""
-    return "%s %s (%s; %s)%s [%s]%s" % (verb, record["path"], ", ".join(record["actions"]), bits, when,
+    tail = ": %s" % one_line(record["error"]) if record.get("error") else ""
+    return "%s %s (%s; %s)%s [%s]%s" % (verb, escape(record["path"]), ", ".join(record["actions"]), bits, when,
                                         record["via"], tail)
 
 
@@ -151,7 +153,7 @@ class Guard:
                  rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None, coalesce_s=COALESCE_S):
         self.roots_source = roots_source
         self.emit = emit
-        self.log = log
+        self.log = lambda text: log(one_line(text))  # names are escaped where a line is built
         self.dry_run = dry_run
         self.actions = tuple(a for a, on in (("setid", setuid or setgid), ("caps", caps)) if on)
         self.setid_mask = (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0)
@@ -241,7 +243,7 @@ class Guard:
         wanted = list(wanted) + [tuple(item) for item in self.engine_roots]
         said, self.said = self.said, {}
         for item in refused:
-            self._say_refusal(said, item["path"], "refused root %s: %s" % (item["path"], item["reason"]))
+            self._say_refusal(said, item["path"], "refused root %s: %s" % (escape(item["path"]), item["reason"]))
         old, current = self.roots, {}
         for path, source in wanted:
             try:
@@ -251,7 +253,7 @@ class Guard:
                     self._say_refusal(said, path, "refused root %s" % exc)
                 continue
             except OSError as exc:
-                self._say_refusal(said, path, "cannot open root %s: %s" % (path, exc.strerror))
+                self._say_refusal(said, path, "cannot open root %s: %s" % (escape(path), exc.strerror))
                 continue
             key = (opened.st.st_dev, opened.st.st_ino)
             if key in current or key in old:
@@ -261,7 +263,7 @@ class Guard:
             current[key] = Root(opened, source)
         for key, root in old.items():
             if key not in current:
-                self.log("root %s is gone or is another directory now: no longer guarded" % root.path)
+                self.log("root %s is gone or is another directory now: no longer guarded" % escape(root.path))
                 os.close(root.fd)
         new = [root for key, root in current.items() if key not in old]
         self.roots = current
@@ -273,18 +275,18 @@ class Guard:
                 self._probe_handles(root.fd)
             except OSError as exc:
                 self.log("cannot watch %s (open_by_handle_at: %s): no real-time strip there, only sweeps"
-                         % (root.path, os.strerror(exc.errno)))
+                         % (escape(root.path), os.strerror(exc.errno)))
                 continue
             try:
                 fanotify.mark_filesystem(self.fan_fd, root.fd, WATCH_MASK)  # through the held fd
             except OSError as exc:
                 self.log("cannot watch %s (fanotify_mark: %s): no real-time strip there, only sweeps"
-                         % (root.path, exc.strerror))
+                         % (escape(root.path), exc.strerror))
                 continue
             self.marked[root.dev] = root.path
         self.handle_cache.clear()
         if new:
-            self.log("guarding %s" % ", ".join(r.path for r in new))
+            self.log("guarding %s" % ", ".join(escape(r.path) for r in new))
             self.start_sweep(new, reason)
         return new
 
@@ -450,7 +452,7 @@ class Guard:
             return None  # replaced since the lstat: its own event follows
         except OSError as exc:
             self.stats["errors"] += 1
-            self.log("did not fix %s/%s: %s" % (_fd_path(dir_fd), os.fsdecode(name), exc.strerror))
+            self.log("did not fix %s: %s" % (escape("%s/%s" % (_fd_path(dir_fd), os.fsdecode(name))), exc.strerror))
             return None
         if entry is None:
             return None
@@ -493,7 +495,7 @@ class Guard:
             return
         self.stats["sweeps"] += 1
         paths = [r.path for r in roots]
-        self.log("full sweep of %s (%s)" % (", ".join(paths), reason))
+        self.log("full sweep of %s (%s)" % (", ".join(escape(p) for p in paths), reason))
         self._queue_job({"kind": "sweep", "paths": paths, "roots": roots, "reason": reason, "read_at": None})
 
     def start_engine_query(self):
@@ -549,7 +551,7 @@ class Guard:
             held = {id(r) for r in self.roots.values()}
             roots = [r for r in job["roots"] if id(r) in held]
             for gone in (r for r in job["roots"] if id(r) not in held):
-                self.log("full sweep of %s (%s) not run: no longer guarded" % (gone.path, job["reason"]))
+                self.log("full sweep of %s (%s) not run: no longer guarded" % (escape(gone.path), job["reason"]))
             if not roots:
                 return
             job["paths"] = [r.path for r in roots]
@@ -609,7 +611,7 @@ class Guard:
         if job["kind"] == "engine":
             self._finish_engine_query(report)
             return
-        what = "%s of %s" % (job["kind"], ", ".join(job["paths"]))
+        what = "%s of %s" % (job["kind"], ", ".join(escape(p) for p in job["paths"]))
         if "worker_error" in report or "counts" not in report:
             self.stats["errors"] += 1
             self.log("%s failed: %s" % (what, report.get("worker_error", "no report")))
@@ -621,12 +623,12 @@ class Guard:
         for entry in report["files"]:
             self._emit(file_record(entry, latency, via))
         for err in report["errors"]:
-            self.log("%s: %s: %s" % (what, err["path"], err["error"]))
+            self.log("%s: %s: %s" % (what, escape(err["path"]), err["error"]))
         if job["kind"] == "sweep":
             counts = report["counts"]
             self.log("full sweep of %s done (%s): %d files, %d setid, %d caps, %d errors%s in %.1f s" % (
-                ", ".join(job["paths"]), job["reason"], counts["files"], counts["setid"], counts["caps"],
-                counts["errors"], "" if report["complete"] else ", INCOMPLETE (budget)",
+                ", ".join(escape(p) for p in job["paths"]), job["reason"], counts["files"], counts["setid"],
+                counts["caps"], counts["errors"], "" if report["complete"] else ", INCOMPLETE (budget)",
                 time.monotonic() - job["started"]))
 
     def _kill_job(self, job):
@@ -651,7 +653,7 @@ class Guard:
         if not self.roots:
             wanted = [path for path, _source in self.roots_source()[0]]
             self.log("nothing to guard yet (%s: none exists); looking again every %g s" % (
-                ", ".join(wanted) or "no roots given", self.rescan_interval))
+                ", ".join(escape(w) for w in wanted) or "no roots given", self.rescan_interval))
         self.start_engine_query()
         self.next_rescan = time.monotonic() + self.rescan_interval
 

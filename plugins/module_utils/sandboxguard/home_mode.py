@@ -29,12 +29,14 @@ given, ``ensure_*`` creates directories, ``eval_isolation`` changes ``os.environ
 import contextlib
 import os
 import shlex
-import stat
 import tempfile
+
+from . import safefs
 
 # One container detection for the whole library (container.py); re-exported here, where
 # the home mode's ``auto`` rule uses it.
 from .container import detect_container
+from .text import escape
 
 DEFAULT_MODE = "auto"
 MODES = ("auto", "real", "profile")
@@ -214,38 +216,80 @@ def xdg_base_dirs(home):
     return {key: os.path.join(home, *parts) for key, parts in XDG_BASE_DIRS}
 
 
+def _dir_error(exc, path, fix="it must be a real directory: remove what is there"):
+    """HomeModeError (one line naming the path and the fix) for a refusal or OSError about ``path``."""
+    if isinstance(exc, safefs.PathRefused):
+        return HomeModeError(exc.with_fix(fix))
+    if isinstance(exc, FileNotFoundError):
+        return HomeModeError("%s does not exist: create it first" % escape(path))
+    return HomeModeError("%s: %s" % (escape(path), exc.strerror or exc))
+
+
+def _open_dir(path, create=False):
+    """safefs.open_dir(path) (missing directories made 0700 with ``create``), errors as HomeModeError.
+
+    Every component is opened relative to the one before with O_NOFOLLOW; a symlink is
+    followed only in a directory that nobody but root (or this user) can change, so a link
+    the agent planted in its own tree refuses the path instead of moving root elsewhere.
+    """
+    try:
+        return safefs.open_dir(path, create=create, mode=PRIVATE_DIR_MODE)
+    except (safefs.PathRefused, OSError) as exc:
+        raise _dir_error(exc, path) from None
+
+
+def _set_mode_at(fd, mode, path):
+    """safefs.set_mode on the held directory (never by path); True when it changed."""
+    try:
+        return safefs.set_mode(fd, mode)
+    except OSError as exc:
+        raise HomeModeError("cannot set mode %04o on %s: %s" % (mode, escape(path), exc.strerror or exc)) from None
+
+
+def _make_dirs_at(dir_fd, base, parts):
+    """Make (or open) ``parts`` below the held ``dir_fd`` (the directory ``base``), each 0700
+    when made (make_dir_at: mkdirat, reopened O_NOFOLLOW, fstat identity); return the last
+    one's fd."""
+    fd, shown = dir_fd, base.rstrip("/")
+    try:
+        for part in parts:
+            shown = shown + "/" + part
+            try:
+                made, _created = safefs.make_dir_at(fd, part, PRIVATE_DIR_MODE, path_for_errors=shown)
+            except (safefs.PathRefused, OSError) as exc:
+                raise _dir_error(exc, shown) from None
+            if fd != dir_fd:
+                os.close(fd)
+            fd = made
+    except BaseException:
+        if fd != dir_fd:
+            os.close(fd)
+        raise
+    return fd
+
+
 def set_dir_mode(path, mode=PRIVATE_DIR_MODE):
     """Give the directory *path* exactly *mode*; True when it changed. Touches the disk.
 
-    The directory is opened with O_NOFOLLOW and changed through that descriptor, so a
-    symlink planted at *path* is refused (:class:`HomeModeError`) rather than followed.
+    The directory is proven component by component (safefs.open_dir) and changed through
+    that descriptor, so a symlink planted at *path* or anywhere on the way to it in a
+    directory another user can change is refused (:class:`HomeModeError`), never followed.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        if os.path.islink(path):
-            raise HomeModeError("%s is a symlink: it must be a real directory; remove the link" % path) from None
-        raise HomeModeError("%s: %s" % (path, exc.strerror or exc)) from None
-    try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) == mode:
-            return False
-        os.fchmod(fd, mode)
-        return True
-    except OSError as exc:
-        raise HomeModeError("cannot set mode %04o on %s: %s" % (mode, path, exc.strerror or exc)) from None
-    finally:
-        os.close(fd)
+    with _open_dir(path) as held:
+        return _set_mode_at(held.fd, mode, path)
 
 
 def ensure_private_dir(path, tighten=False):
     """Create *path* (and parents) with mode 0700 when missing; return it. Touches the disk.
 
+    Through safefs.open_dir(create=True): each missing directory made with mkdirat and
+    checked through its descriptor, a symlink on the way refused as in :func:`set_dir_mode`.
     With *tighten*, an existing directory is made 0700 as well (a scratch dir left at 0750
     by an older run or a umask of 027 lets the group read every temp file of the agent).
     """
-    os.makedirs(path, mode=PRIVATE_DIR_MODE, exist_ok=True)
-    if tighten:
-        set_dir_mode(path, PRIVATE_DIR_MODE)
+    with _open_dir(path, create=True) as held:
+        if tighten:
+            _set_mode_at(held.fd, PRIVATE_DIR_MODE, path)
     return path
 
 
@@ -301,10 +345,10 @@ def apply_subprocess_home_env(env, in_container=None, account=None, isdir=os.pat
     if hermes_home:
         scratch = scratch_dir_path(hermes_home)
         if apply_scratch_tmp_env(env, scratch) and create_scratch:
-            ensure_private_dir(scratch)
-            mode = scratch_dir_mode(env, hermes_home, in_container)
-            if mode is not None:
-                set_dir_mode(scratch, mode)
+            with _open_dir(scratch, create=True) as held:  # one proof: made and tightened through it
+                mode = scratch_dir_mode(env, hermes_home, in_container)
+                if mode is not None:
+                    _set_mode_at(held.fd, mode, scratch)
     return env
 
 
@@ -389,11 +433,19 @@ def ensure_isolation_dirs(hermes_home):
 
     Existing ones are made 0700 too, in a container as well: unlike an agent's own home,
     an eval run directory has no operator mode to keep (Hermes keeps it in containers).
-    A symlink in their place is refused (:class:`HomeModeError`).
+    Everything goes through descriptors (the run directory proven by safefs.open_dir, the
+    rest made with make_dir_at below it and tightened with fchmod): a symlink in their
+    place, or on the way in a directory another user can change, is refused
+    (:class:`HomeModeError`), never followed.
     """
     layout = isolation_layout(hermes_home)
-    for key in ("home", "scratch", "bin"):
-        ensure_private_dir(layout[key], tighten=True)
+    with _open_dir(layout["hermes_home"], create=True) as base:
+        for key, parts in (("home", (PROFILE_HOME_DIR,)), ("scratch", SCRATCH_SUBDIR), ("bin", SHIM_BIN_SUBDIR)):
+            fd = _make_dirs_at(base.fd, layout["hermes_home"], parts)
+            try:
+                _set_mode_at(fd, PRIVATE_DIR_MODE, layout[key])
+            finally:
+                os.close(fd)
     return layout
 
 
@@ -410,12 +462,12 @@ def eval_isolation(hermes_home, shim_bin=None, crontab_file=None, environ=None):
 
     *shim_bin* None installs the crontab shim into ``{HERMES_HOME}/cache/eval-bin``.
     """
-    from . import crontab as crontab_shim  # noqa: PLC0415 - only eval isolation needs it
+    from . import eval_tools  # noqa: PLC0415 - only eval isolation needs it
 
     target = os.environ if environ is None else environ
     layout = ensure_isolation_dirs(hermes_home)
     if shim_bin is None:
-        crontab_shim.install_shim(layout["bin"])
+        _install(eval_tools.install_shim, layout["bin"])
     new = isolated_env(target, hermes_home, shim_bin, crontab_file)
     saved = {key: target.get(key) for key in set(new) | set(target)}
     saved_tempdir = tempfile.tempdir
@@ -448,34 +500,16 @@ NEW_FILE_MODE = 0o600
 
 
 def hermes_homes(hermes_home, include_profiles=True):
-    """The default home and, with *include_profiles*, every directory under ``profiles/``
-    (symlinks are not followed: a profile link could point anywhere)."""
+    """The default home and, with *include_profiles*, each profile under ``profiles/`` by the
+    one rule (sandboxes.list_profile_names: through descriptors; a symlinked ``profiles``,
+    a symlinked profile and a name starting with a dot give none)."""
+    from .sandboxes import list_profile_names  # noqa: PLC0415
+
     base = norm_path(hermes_home)
     homes = [base]
-    profiles = os.path.join(base, PROFILES_DIR)
-    if include_profiles and os.path.isdir(profiles) and not os.path.islink(profiles):
-        for name in sorted(os.listdir(profiles)):
-            path = os.path.join(profiles, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                homes.append(path)
+    if include_profiles:
+        homes.extend(os.path.join(base, PROFILES_DIR, name) for name in list_profile_names(base))
     return homes
-
-
-def _read_text(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-
-
-def _write_like(path, text, owner_of):
-    """Write *text* to *path* atomically, keeping the mode and owner of the old file, or
-    0600 and the owner of *owner_of* for a new one (hermes_config.write_like)."""
-    from .hermes_config import write_like  # noqa: PLC0415
-
-    info = os.stat(owner_of)
-    write_like(path, text, (info.st_uid, info.st_gid), NEW_FILE_MODE)
 
 
 def _where(where):
@@ -483,6 +517,58 @@ def _where(where):
     if value not in WHERE_CHOICES:
         raise HomeModeError("where=%r: use one of %s" % (where, ", ".join(WHERE_CHOICES)))
     return ("config", "env") if value == "both" else (value,)
+
+
+def _open_hermes_home(base):
+    """The Hermes home as a proven safefs.Dir; HomeModeError naming it (and, for one reached
+    through a symlink another user could have planted, the real path it leads to)."""
+    try:
+        return safefs.open_dir(base)
+    except FileNotFoundError:
+        raise HomeModeError("hermes_home %s is not a directory: create the Hermes home first" % escape(base)) from None
+    except safefs.PathRefused as exc:
+        raise HomeModeError("hermes_home %s" % exc.with_fix("give the Hermes home's real path")) from None
+    except OSError as exc:
+        raise HomeModeError("hermes_home %s: %s" % (escape(base), exc.strerror or exc)) from None
+
+
+def _each_home(base_dir, base, include_profiles, report):
+    """(path, fd, fstat, error) for the Hermes home and each profile, every one opened
+    below the held home with O_NOFOLLOW (the fd is the caller's to close unless it is the
+    home's own). A profile that cannot be opened comes with ``error`` (a line) and no fd."""
+    from .report import add_warning  # noqa: PLC0415
+    from .sandboxes import profile_names_at  # noqa: PLC0415
+
+    yield base, base_dir.fd, base_dir.st, None
+    if not include_profiles:
+        return
+    profiles = os.path.join(base, PROFILES_DIR)
+    try:
+        profiles_fd = safefs.open_dir_at(base_dir.fd, PROFILES_DIR, path_for_errors=profiles)
+    except FileNotFoundError:
+        return
+    except safefs.PathRefused as exc:  # the one rule: a symlinked profiles lists none
+        add_warning(report, "%s; no profile under it is configured" % exc)
+        return
+    except OSError as exc:
+        yield profiles, None, None, "%s: %s" % (escape(profiles), exc.strerror or exc)
+        return
+    try:
+        for name in profile_names_at(profiles_fd):
+            path = os.path.join(profiles, name)
+            try:
+                fd = safefs.open_dir_at(profiles_fd, name, path_for_errors=path)
+            except FileNotFoundError:
+                continue  # removed since it was listed
+            except safefs.PathRefused as exc:
+                yield path, None, None, exc.with_fix("a profile must be a real directory: remove the link")
+                continue
+            except OSError as exc:
+                yield path, None, None, "%s: %s" % (escape(path), exc.strerror or exc)
+                continue
+            yield path, fd, os.fstat(fd), None
+    finally:
+        os.close(profiles_fd)
 
 
 def configure_terminal_home(hermes_home, mode, where="config", include_profiles=True, create_profile_home=True,
@@ -493,77 +579,122 @@ def configure_terminal_home(hermes_home, mode, where="config", include_profiles=
     from config before ``.env``; comments and other keys are kept, see yamlconf), and
     with *where* ``env`` or ``both`` the ``TERMINAL_HOME_MODE=`` line of ``.env``.
     With *create_profile_home*, ``{home}/home`` is created 0700 (owned like the Hermes
-    home) and group/other write is removed from an existing one. *dry_run* changes nothing
-    and reports what would change. Raises HomeModeError for a bad mode or *where*, and
-    yamlconf.YamlEditError for a config it refuses to edit.
+    home) and group/other write (and any setid bit) is removed from an existing one.
+    *dry_run* changes nothing and reports what would change.
+
+    The Hermes home is the agent's own tree, so everything goes through descriptors: the
+    home proven by safefs.open_dir, each profile opened below it with O_NOFOLLOW, the
+    files read with safefs.read_at (a regular file with one link; a symlink, FIFO or
+    device is never opened) and replaced with atomicfile.write_at under the held directory,
+    keeping the old file's owner and permission bits from its fstat (never setid bits); the
+    profile home made with make_dir_at and tightened through its descriptor.
+
+    Raises HomeModeError for a bad mode or *where* and for a Hermes home that is missing or
+    refused. A home or profile that cannot be configured (a refused file or directory, a
+    config yamlconf will not edit) is an error of its own in the report (``errors``, and
+    the entry's ``error``); the others are still configured.
     """
-    from .report import dry_run_arg, new_report  # noqa: PLC0415
-    from .yamlconf import read_env_line, read_nested, set_env_line, set_nested  # noqa: PLC0415
+    from .hermes_config import ConfigError  # noqa: PLC0415
+    from .report import add_error, dry_run_arg, new_report  # noqa: PLC0415
+    from .yamlconf import YamlEditError  # noqa: PLC0415
 
     check = dry_run_arg(dry_run, check, "configure_terminal_home")  # the name used below
     mode = normalize_mode(mode)
     targets = _where(where)
     base = norm_path(hermes_home)
-    if not os.path.isdir(base):
-        raise HomeModeError("hermes_home %s is not a directory: create the Hermes home first" % base)
-    report = new_report([base], dry_run=check, mode=mode, where=list(targets), homes=[], diff=[])
-    for home in hermes_homes(base, include_profiles):
-        entry = {"hermes_home": home, "config_path": None, "previous": None, "config_changed": False,
-                 "env_path": None, "env_previous": None, "env_changed": False,
-                 "profile_home": os.path.join(home, PROFILE_HOME_DIR), "profile_home_changed": False}
-        if "config" in targets:
-            path = os.path.join(home, CONFIG_NAME)
-            before = _read_text(path)
-            entry["config_path"] = path
-            entry["previous"] = read_nested(before or "", CONFIG_SECTION, CONFIG_KEY)
-            after = set_nested(before or "", CONFIG_SECTION, CONFIG_KEY, mode)
-            if after != (before or "") or before is None:
-                entry["config_changed"] = True
-                report["diff"].append({"before_header": path, "after_header": path,
-                                       "before": before or "", "after": after})
-                if not check:
-                    _write_like(path, after, home)
-        if "env" in targets:
-            path = os.path.join(home, ENV_NAME)
-            before = _read_text(path)
-            entry["env_path"] = path
-            entry["env_previous"] = read_env_line(before or "", MODE_ENV)
-            after = set_env_line(before or "", MODE_ENV, mode)
-            if after != (before or ""):
-                entry["env_changed"] = True
-                report["diff"].append({"before_header": path, "after_header": path,
-                                       "before": before or "", "after": after})
-                if not check:
-                    _write_like(path, after, home)
-        if create_profile_home:
-            entry["profile_home_changed"] = _ensure_profile_home(entry["profile_home"], home, check)
-        report["homes"].append(entry)
-        report["changed"] = report["changed"] or any(
-            entry[k] for k in ("config_changed", "env_changed", "profile_home_changed"))
+    with _open_hermes_home(base) as base_dir:
+        report = new_report([base], dry_run=check, mode=mode, where=list(targets), homes=[], diff=[])
+        for home, fd, st, error in _each_home(base_dir, base, include_profiles, report):
+            entry = {"hermes_home": home, "config_path": None, "previous": None, "config_changed": False,
+                     "env_path": None, "env_previous": None, "env_changed": False,
+                     "profile_home": os.path.join(home, PROFILE_HOME_DIR), "profile_home_changed": False,
+                     "error": error}
+            if fd is not None:
+                try:
+                    _configure_home(fd, st, entry, targets, mode, check, create_profile_home, report)
+                except (ConfigError, HomeModeError, YamlEditError, safefs.PathRefused) as exc:
+                    entry["error"] = str(exc)
+                except OSError as exc:
+                    entry["error"] = "%s: %s" % (escape(exc.filename or home), exc.strerror or exc)
+                finally:
+                    if fd != base_dir.fd:
+                        os.close(fd)
+            if entry["error"]:
+                add_error(report, home, "configure", entry["error"])
+            report["homes"].append(entry)
+            report["changed"] = report["changed"] or any(
+                entry[k] for k in ("config_changed", "env_changed", "profile_home_changed"))
     report["previous"] = report["homes"][0]["previous"] if report["homes"] else None
     report["config_path"] = report["homes"][0]["config_path"] if report["homes"] else None
     return report
 
 
-def _ensure_profile_home(path, owner_of, check):
-    """Create *path* 0700 owned like *owner_of*, or drop group/other write; True if changed."""
-    if os.path.islink(path):
-        raise HomeModeError("%s is a symlink: the profile home must be a real directory; remove the link" % path)
+def _configure_home(fd, st, entry, targets, mode, check, create_profile_home, report):
+    """Configure one held Hermes home (or profile) ``fd`` with fstat ``st``; fills ``entry``."""
+    from .hermes_config import read_at, write_at  # noqa: PLC0415
+    from .yamlconf import YamlEditError, read_env_line, read_nested, set_env_line, set_nested  # noqa: PLC0415
+
+    home = entry["hermes_home"]
+    for target, name in (("config", CONFIG_NAME), ("env", ENV_NAME)):
+        if target not in targets:
+            continue
+        path = os.path.join(home, name)
+        entry["%s_path" % target] = path
+        before, old = read_at(fd, name, path)
+        try:
+            if target == "config":
+                entry["previous"] = read_nested(before or "", CONFIG_SECTION, CONFIG_KEY)
+                after = set_nested(before or "", CONFIG_SECTION, CONFIG_KEY, mode)
+                changed = after != (before or "") or before is None
+            else:
+                entry["env_previous"] = read_env_line(before or "", MODE_ENV)
+                after = set_env_line(before or "", MODE_ENV, mode)
+                changed = after != (before or "")
+        except YamlEditError as exc:
+            raise YamlEditError("%s: %s" % (escape(path), exc)) from None
+        if changed:
+            entry["%s_changed" % target] = True
+            report["diff"].append({"before_header": path, "after_header": path, "before": before or "",
+                                   "after": after})
+            if not check:
+                write_at(fd, name, after, old, None, NEW_FILE_MODE, st)
+    if create_profile_home:
+        entry["profile_home_changed"] = _ensure_profile_home(fd, st, entry["profile_home"], check)
+
+
+def _ensure_profile_home(dir_fd, dir_st, path, check):
+    """Create ``home`` in the held directory 0700, owned like it (its fstat), or drop
+    group/other write (and setid bits) from an existing one; True if (it would have) changed.
+
+    make_dir_at (mkdirat, reopened O_NOFOLLOW, fstat identity, then fchmod/fchown) and
+    set_mode on the descriptor: nothing by path, and a mode never copied with setid bits
+    (an agent directory at 06777 becomes 0755). A symlink or anything but a directory there
+    is refused (HomeModeError).
+    """
+    fix = "the profile home must be a real directory: remove what is there"
     try:
-        info = os.stat(path)
-    except FileNotFoundError:
+        if check:
+            if safefs.lstat_at(dir_fd, PROFILE_HOME_DIR) is None:
+                return True
+            fd = safefs.open_dir_at(dir_fd, PROFILE_HOME_DIR, path_for_errors=path)
+        else:
+            owner = (dir_st.st_uid, dir_st.st_gid) if os.geteuid() == 0 else None
+            fd, created = safefs.make_dir_at(dir_fd, PROFILE_HOME_DIR, PRIVATE_DIR_MODE, owner=owner,
+                                             path_for_errors=path)
+            if created:
+                os.close(fd)
+                return True
+    except safefs.PathRefused as exc:
+        raise HomeModeError(exc.with_fix(fix)) from None
+    try:
+        st = os.fstat(fd)
+        if not st.st_mode & 0o022:
+            return False
         if not check:
-            os.mkdir(path, PRIVATE_DIR_MODE)
-            os.chmod(path, PRIVATE_DIR_MODE)
-            owner = os.stat(owner_of)
-            if os.geteuid() == 0:
-                os.chown(path, owner.st_uid, owner.st_gid)
+            _set_mode_at(fd, safefs.plain_mode(st.st_mode) & ~0o022, path)
         return True
-    if info.st_mode & 0o022:
-        if not check:
-            os.chmod(path, info.st_mode & 0o7755 & ~0o022)
-        return True
-    return False
+    finally:
+        os.close(fd)
 
 
 # --- the eval-run wrapper ------------------------------------------------------------------
@@ -588,6 +719,71 @@ if [ "$(cd / && realpath -m -- "$run")" = / ]; then
     exit 2
 fi
 umask 077
+# mkdir and chmod below act by path. That is safe only where no other user can change a
+# name on the way: another user could swap a directory for a symlink between two of them
+# and send root's chmod to /etc. So every lookup on the way to RUN_DIR/home and
+# RUN_DIR/cache/scratch must be in a directory owned by root or this user that nobody else
+# can write, or (a sticky directory such as /tmp) of an entry root or this user owns; a
+# missing directory is made only where nobody else can add names. Otherwise: refuse, and
+# let the user who can change it run this.
+me=$(id -u)
+sg_refuse() {
+    sg_fix="run it as that user, or give a run directory only you and root can change"
+    echo "sandboxguard-eval-run: refusing $run: $1; $sg_fix" >&2
+    exit 2
+}
+sg_stat() {
+    sg_out=$(stat -c '%%u %%a' -- "$1" 2>/dev/null) || sg_refuse "cannot stat $1"
+    sg_uid=${sg_out%%%% *} sg_mode=${sg_out#* }
+}
+sg_ours() {
+    [ "$1" = 0 ] || [ "$1" = "$me" ]
+}
+sg_check() {
+    sg_rest=$1 sg_cur='' sg_links=0 sg_missing=''
+    while [ -n "$sg_rest" ]; do
+        case $sg_rest in
+            /*) sg_rest=${sg_rest#/}; continue ;;
+            */*) sg_c=${sg_rest%%%%/*} sg_rest=${sg_rest#*/} ;;
+            *) sg_c=$sg_rest sg_rest= ;;
+        esac
+        case $sg_c in
+            ''|.) continue ;;
+            ..) sg_cur=${sg_cur%%/*}; continue ;;
+        esac
+        sg_p=$sg_cur/$sg_c
+        sg_cur=$sg_p
+        [ -z "$sg_missing" ] || continue
+        sg_dir=${sg_p%%/*}
+        sg_stat "${sg_dir:-/}"
+        sg_ours "$sg_uid" || sg_refuse "${sg_dir:-/} belongs to uid $sg_uid"
+        sg_closed=yes
+        [ $(( 0$sg_mode & 022 )) -eq 0 ] || sg_closed=
+        sg_sticky=
+        [ $(( 0$sg_mode & 01000 )) -eq 0 ] || sg_sticky=yes
+        if [ ! -e "$sg_p" ] && [ ! -L "$sg_p" ]; then
+            [ -n "$sg_closed" ] || sg_refuse "${sg_dir:-/} can be changed by other users"
+            sg_missing=yes
+            continue
+        fi
+        if [ -z "$sg_closed" ]; then
+            sg_stat "$sg_p"
+            if [ -z "$sg_sticky" ] || ! sg_ours "$sg_uid"; then
+                sg_refuse "${sg_dir:-/} can be changed by other users"
+            fi
+        fi
+        if [ -L "$sg_p" ]; then
+            sg_links=$((sg_links + 1))
+            [ "$sg_links" -le 40 ] || sg_refuse "more than 40 symlinks on the way"
+            sg_t=$(readlink -- "$sg_p"; echo x)
+            sg_t=${sg_t%%?x}
+            case $sg_t in /*) sg_cur= ;; *) sg_cur=${sg_dir} ;; esac
+            sg_rest=$sg_t/$sg_rest
+        fi
+    done
+}
+sg_check "$run/home"
+sg_check "$run/cache/scratch"
 mkdir -p -- "$run/home" "$run/cache/scratch"
 for dir in "$run/home" "$run/cache/scratch"; do
     if [ -L "$dir" ]; then
@@ -615,18 +811,29 @@ def eval_wrapper_text(bin_dir):
     return _EVAL_WRAPPER % {"bin": shlex.quote(bin_dir)}
 
 
+def _install(install, *args, **kwargs):
+    """Call an eval_tools installer; its refusals (safefs.PathRefused) as HomeModeError."""
+    try:
+        return install(*args, **kwargs)
+    except safefs.PathRefused as exc:
+        raise HomeModeError(exc.with_fix("give a directory only root can change")) from None
+
+
 def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, check=None):
     """Install the crontab shim and the eval-run wrapper into *bin_dir* (0755 scripts).
 
     Returns {"crontab": path, "wrapper": path, "changed": bool}; *dry_run* writes nothing
-    (``check`` is its deprecated alias).
+    (``check`` is its deprecated alias). Through descriptors (eval_tools: the directory
+    proven and made by safefs, the files written with atomicfile.write_at under it); a
+    directory reached through a symlink another user could have planted is refused
+    (HomeModeError). OSError when a write fails.
     """
-    from . import crontab as crontab_shim  # noqa: PLC0415
+    from . import eval_tools  # noqa: PLC0415
     from .report import dry_run_arg  # noqa: PLC0415
 
     check = dry_run_arg(dry_run, check, "install_eval_tools")
 
-    shim, shim_changed = crontab_shim.install_shim(bin_dir, python=python, dry_run=check)
-    wrapper, wrapper_changed = crontab_shim.install_text(
-        bin_dir, EVAL_WRAPPER_NAME, eval_wrapper_text(bin_dir).encode("utf-8"), dry_run=check)
+    shim, shim_changed = _install(eval_tools.install_shim, bin_dir, python=python, dry_run=check)
+    wrapper, wrapper_changed = _install(
+        eval_tools.install_text, bin_dir, EVAL_WRAPPER_NAME, eval_wrapper_text(bin_dir).encode("utf-8"), dry_run=check)
     return {"crontab": shim, "wrapper": wrapper, "changed": shim_changed or wrapper_changed}

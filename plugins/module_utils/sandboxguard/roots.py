@@ -44,6 +44,11 @@ class RootRefused(ValueError):
         self.reason = reason
 
 
+class RootMissing(RootRefused):
+    """A root (or a directory on its way) that does not exist (yet): a RootRefused, so every
+    caller that refuses it still does; callers that wait for it (nosuid_mount) tell it apart."""
+
+
 def refusal_reason(real):
     """Why an absolute, resolved path is refused as a root, or None (pure)."""
     for tree in SYSTEM_TREES:
@@ -103,7 +108,7 @@ def _refuse_component(text, dfd, name, shown, last, allow_file):
     try:
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except FileNotFoundError:
-        return RootRefused(text, "does not exist" if last else "%s does not exist" % escape(shown))
+        return RootMissing(text, "does not exist" if last else "%s does not exist" % escape(shown))
     except OSError as exc:
         return RootRefused(text, "cannot stat %s: %s" % (escape(shown), exc.strerror))
     if stat.S_ISLNK(st.st_mode):

@@ -19,6 +19,7 @@ import posixpath
 import stat
 
 from .roots import RootRefused, refusal_reason
+from .text import escape
 
 DOCKER_SUBDIR = "docker"
 HERMES_LABEL = "hermes-agent"
@@ -45,12 +46,13 @@ def derive_sandbox_roots(hermes_homes=(), sandbox_dir=None, extra_roots=(), prof
     if sandbox_dir:
         roots.append({"path": posixpath.join(sandbox_dir, DOCKER_SUBDIR), "source": "TERMINAL_SANDBOX_DIR"})
     for home in hermes_homes:
-        roots.append({"path": posixpath.join(home, "sandboxes", DOCKER_SUBDIR), "source": "HERMES_HOME %s" % home})
+        roots.append({"path": posixpath.join(home, "sandboxes", DOCKER_SUBDIR),
+                      "source": "HERMES_HOME %s" % escape(home)})
         for name in sorted((profile_names or {}).get(home, ())):
             if not name or name.startswith(".") or "/" in name:
                 continue
             roots.append({"path": posixpath.join(home, "profiles", name, "sandboxes", DOCKER_SUBDIR),
-                          "source": "profile %s of %s" % (name, home)})
+                          "source": "profile %s of %s" % (escape(name), escape(home))})
     for extra in extra_roots:
         roots.append({"path": extra, "source": "operator"})
     seen, unique = set(), []
@@ -88,7 +90,7 @@ def unlinked_path(path):
         if stat.S_ISLNK(st.st_mode):
             target = ""
             try:
-                target = " (%s -> %s)" % (candidate, os.readlink(candidate))
+                target = " (%s -> %s)" % (escape(candidate), escape(os.readlink(candidate)))
             except OSError:
                 pass
             raise RootRefused(path, "goes through a symlink%s; a derived root is never followed through one: "
@@ -153,25 +155,25 @@ def mount_scope(mount, roots, realpath, kind_of):
         return result
     what = kind_of(source)
     if what == "missing":
-        result["reason"] = REASON_MISSING % source
+        result["reason"] = REASON_MISSING % escape(source)
         return result
     if what != "dir":
-        result["reason"] = REASON_NOT_DIR % source
+        result["reason"] = REASON_NOT_DIR % escape(source)
         return result
     real = realpath(source)
     result["realpath"] = real
     system = refusal_reason(real)
     if system:
-        result["reason"] = REASON_SYSTEM % real
+        result["reason"] = REASON_SYSTEM % escape(real)
         return result
     for root in roots:
         if real == root["realpath"]:
-            result["reason"] = REASON_IS_ROOT % root["realpath"]
+            result["reason"] = REASON_IS_ROOT % escape(root["realpath"])
             return result
         if _below(real, root["realpath"]):
-            result.update(in_scope=True, root=root["realpath"], reason=REASON_IN_SCOPE % root["realpath"])
+            result.update(in_scope=True, root=root["realpath"], reason=REASON_IN_SCOPE % escape(root["realpath"]))
             return result
-    result["reason"] = REASON_OUTSIDE % real
+    result["reason"] = REASON_OUTSIDE % escape(real)
     return result
 
 
@@ -315,15 +317,24 @@ def list_profile_names(hermes_home):
         with safefs.open_dir(hermes_home) as home:
             fd = safefs.open_dir_at(home.fd, "profiles")
             try:
-                names = []
-                for name in os.listdir(fd):
-                    if name.startswith("."):
-                        continue
-                    st = safefs.lstat_at(fd, name)
-                    if st is not None and stat.S_ISDIR(st.st_mode):
-                        names.append(name)
-                return sorted(names)
+                return profile_names_at(fd)
             finally:
                 os.close(fd)
     except (OSError, ValueError):  # missing, refused (a symlink on the way), unreadable
         return []
+
+
+def profile_names_at(profiles_fd):
+    """The profile names in the held ``profiles`` directory (see list_profile_names): the
+    same rule for a caller that holds the Hermes home open already. Raises OSError when
+    the directory cannot be listed."""
+    from . import safefs  # noqa: PLC0415
+
+    names = []
+    for name in os.listdir(profiles_fd):
+        if name.startswith("."):
+            continue
+        st = safefs.lstat_at(profiles_fd, name)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            names.append(name)
+    return sorted(names)

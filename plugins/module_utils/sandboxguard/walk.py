@@ -39,11 +39,11 @@ import time
 
 from . import caps as capsmod
 from . import handoff
-from .fileops import CAP_XATTR, ChangedUnderUs, fix_at
+from .fileops import CAP_XATTR, LINKED_OWNER_KEPT, LINKED_OWNER_WARNING, ChangedUnderUs, fix_at
 from .forked import free_descriptors
 from .mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
+from .report import add_warning, merge
 from .report import error_text as _error_text
-from .report import merge
 from .report import mode_text as _mode_text
 from .report import new_report as _envelope
 
@@ -232,6 +232,8 @@ class _Findings:
             counts["chown"] += 1
         if entry.get("skipped"):
             counts["skipped"] += 1
+            if entry["skipped"] is LINKED_OWNER_KEPT:
+                add_warning(self.report, LINKED_OWNER_WARNING)
         if entry["nlink"] > 1:
             counts["hardlinks"] += 1
 

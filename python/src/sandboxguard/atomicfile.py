@@ -24,10 +24,12 @@ The crontab shim (``crontab.py``) keeps its own copy of this: it runs standalone
 """
 import os
 import secrets
+import shutil
 import stat
 
 DEFAULT_MODE = 0o600
 _ATTEMPTS = 100
+_CHUNK = 1 << 20
 
 
 def _bytes(data):
@@ -35,16 +37,18 @@ def _bytes(data):
 
 
 def write_at(dir_fd, name, data, mode=DEFAULT_MODE, owner=None):
-    """Replace ``name`` in the open directory ``dir_fd`` with ``data`` (str or bytes), atomically.
+    """Replace ``name`` in the open directory ``dir_fd`` with ``data``, atomically.
 
-    ``mode``: the permission bits the file gets, exactly (no umask). ``owner``: ``(uid,
-    gid)`` or None for the caller's; a chown that is not needed is not attempted, so a
-    caller that is not root can pass its own ids. Touches the file system; raises OSError
+    ``data``: str, bytes, or a binary file object read to its end in chunks (a copy made
+    through descriptors, of any size). ``mode``: the permission bits the file gets, exactly
+    (no umask). ``owner``: ``(uid, gid)`` or None for the caller's; a chown that is not
+    needed is not attempted, so a caller that is not root can pass its own ids. Touches the file system; raises OSError
     (with the temporary file removed) when a step fails.
     """
     if not name or "/" in name or name in (".", ".."):
         raise ValueError("write_at: %r is not a file name in its directory" % (name,))
-    payload = _bytes(data)
+    stream = data if hasattr(data, "read") else None
+    payload = None if stream is not None else _bytes(data)
     fd = tmp = None
     for _attempt in range(_ATTEMPTS):
         candidate = ".%s.sandboxguard-%s" % (name[:40], secrets.token_hex(6))
@@ -59,7 +63,10 @@ def write_at(dir_fd, name, data, mode=DEFAULT_MODE, owner=None):
         raise FileExistsError("no free temporary name next to %s after %d attempts" % (name, _ATTEMPTS))
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            if stream is None:
+                handle.write(payload)
+            else:
+                shutil.copyfileobj(stream, handle, _CHUNK)
             handle.flush()
             if owner is not None:
                 st = os.fstat(handle.fileno())

@@ -19,6 +19,12 @@ by ``docs/schemas/boundary-audit.schema.json`` (a test validates reports against
 ``hosts_error`` counts the hosts in ``error`` and the ``unreachable`` ones (both could not
 be audited); ``hosts_unreachable`` the latter alone.
 
+Records arrive as results carry them (text.for_result: a name that is not UTF-8 escaped,
+its bytes in a ``<key>_b64`` sibling), and the JSON reports keep that form (for_result
+again: valid UTF-8 whatever the input). JUnit and HTML show every name from a host as
+text.escape shows it (one printable line; XML 1.0 and HTML get no control character,
+markup is escaped) and every message through text.one_line.
+
 A host's status is ``findings`` when any check found something, else ``error`` when any
 check could not run, else ``clean``; ``unreachable`` when no result came back from it.
 Hosts are ordered worst first: unreachable, findings, error, clean; then by the number
@@ -45,6 +51,7 @@ from .audit_record import (  # noqa: F401  # pylint: disable=unused-import
     host_record,
     host_status,
 )  # the host side of the report (what the audit module imports), re-exported here
+from .text import escape, for_result, from_result, one_line
 
 SCHEMA_VERSION = 1
 CHECK_TITLES = {"privileged_files": "Privileged files", "home_mode": "TERMINAL_HOME_MODE",
@@ -154,7 +161,7 @@ def collect(results, play_hosts_all, unreachable_reasons=None):
 # --- JSON ---------------------------------------------------------------------------------
 
 def to_json(report):
-    return json.dumps(report, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    return json.dumps(for_result(report), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
 
 
 def host_document(name, record, generated):
@@ -185,48 +192,56 @@ _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _xml_text(text):
-    """Text XML 1.0 can carry: control characters become \\xNN (paths are bytes)."""
+    """Text XML 1.0 can carry: control characters become \\xNN (the last guard: names are
+    text.escape-d and messages text.one_line-d before they get here)."""
     return _XML_BAD.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()),
                         str(text))
 
 
+def _name(value):
+    """A name from a host (a raw finding: from_result's form) as people see it."""
+    return escape("" if value is None else str(value))
+
+
 def finding_line(check, finding):
-    """One line for a finding, naming its path."""
-    path = finding.get("path", "")
+    """One line for a finding (as from_result gives it), naming its path (text.escape)."""
+    path = _name(finding.get("path", ""))
     if check == "privileged_files":
-        parts = ["mode %s" % finding.get("mode")]
+        parts = ["mode %s" % _name(finding.get("mode"))]
         if finding.get("caps"):
-            parts.append("caps %s" % finding["caps"])
+            parts.append("caps %s" % _name(finding["caps"]))
         parts.append("uid %s" % finding.get("uid"))
         return "%s (%s)" % (path, ", ".join(parts))
     if check == "leaks":
-        extra = finding.get("entry") or finding.get("unit") or ""
-        return "%s %s%s (%s s old)" % (finding.get("kind"), path, (": " + extra) if extra else "", finding.get("age"))
+        extra = _name(finding.get("entry") or finding.get("unit") or "")
+        return "%s %s%s (%s s old)" % (_name(finding.get("kind")), path, (": " + extra) if extra else "",
+                                       finding.get("age"))
     if check == "home_mode":
-        return "%s: %s" % (path, finding.get("reason"))
+        return "%s: %s" % (path, one_line(finding.get("reason")))
     if check == "bwrap":
-        return "%s: %s" % (finding.get("reason"), finding.get("message"))
-    return "%s %s" % (path, json.dumps(finding, sort_keys=True))
+        return "%s: %s" % (one_line(finding.get("reason")), one_line(finding.get("message")))
+    return "%s %s" % (path, one_line(json.dumps(for_result(finding), sort_keys=True)))
 
 
 def to_junit(report):
     """JUnit XML: a testsuite per host, a testcase per check."""
+    report = from_result(report)
     total = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     root = ET.Element("testsuites", name="sandboxguard boundary audit")
     for name, record in report["hosts"].items():
-        suite = ET.SubElement(root, "testsuite", name=_xml_text(name), timestamp=report["generated"])
+        suite = ET.SubElement(root, "testsuite", name=_xml_text(_name(name)), timestamp=report["generated"])
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="status", value=record["status"])
         for check in CHECKS:
             result = record["checks"].get(check) or {"status": ERROR, "findings": [], "reason": "no result"}
-            case = ET.SubElement(suite, "testcase", name=check, classname=_xml_text("boundary_audit.%s" % name),
+            case = ET.SubElement(suite, "testcase", name=check, classname=_xml_text("boundary_audit.%s" % _name(name)),
                                  time="%.3f" % float(result.get("elapsed") or 0))
             counts["tests"] += 1
             status = result["status"]
             if status == FINDINGS:
                 findings = result.get("findings") or []
-                paths = [str(f.get("path", "")) for f in findings[:FAILURE_MAX_PATHS]]
+                paths = [_name(f.get("path", "")) for f in findings[:FAILURE_MAX_PATHS]]
                 more = len(findings) - len(paths)
                 message = "%d finding(s): %s%s" % (len(findings), ", ".join(paths),
                                                    " and %d more" % more if more else "")
@@ -234,17 +249,18 @@ def to_junit(report):
                 failure.text = _xml_text("\n".join(finding_line(check, f) for f in findings))
                 counts["failures"] += 1
             elif status == ERROR:
-                reason = result.get("reason") or "the check could not run"
+                reason = one_line(result.get("reason") or "the check could not run")
                 if record["status"] == UNREACHABLE:
                     kind = "unreachable"
                 else:
                     kind = "error"
                 error = ET.SubElement(case, "error", message=_xml_text(reason), type=kind)
-                error.text = _xml_text("\n".join("%s: %s: %s" % (e.get("path"), e.get("op"), e.get("error"))
+                error.text = _xml_text("\n".join("%s: %s: %s" % (_name(e.get("path")), one_line(e.get("op")),
+                                                                 one_line(e.get("error")))
                                                  for e in result.get("errors") or ()) or reason)
                 counts["errors"] += 1
             elif status == SKIPPED:
-                ET.SubElement(case, "skipped", message=_xml_text(result.get("reason") or "skipped"))
+                ET.SubElement(case, "skipped", message=_xml_text(one_line(result.get("reason") or "skipped")))
                 counts["skipped"] += 1
         for key, value in counts.items():
             suite.set(key, str(value))
@@ -291,7 +307,13 @@ code,.mono{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;word-break:
 
 
 def _e(value):
-    return html.escape("" if value is None else str(value), quote=True)
+    """Markup escaped, on one line (a message: text.one_line)."""
+    return html.escape(one_line("" if value is None else str(value)), quote=True)
+
+
+def _n(value):
+    """A name from a host, as people see it (text.escape), markup escaped."""
+    return html.escape(_name(value), quote=True)
 
 
 def _badge(status, text=None):
@@ -299,18 +321,20 @@ def _badge(status, text=None):
 
 
 def _finding_cells(check, finding):
+    """[(class, HTML text)] of one finding's row: names through _n, messages through _e."""
     if check == "privileged_files":
         what = ", ".join(finding.get("reasons") or ())
-        return [("mono", finding.get("path")), ("mono", finding.get("mode")), ("mono", finding.get("caps") or ""),
-                ("", "%s:%s" % (finding.get("uid"), finding.get("gid"))), ("", what)]
+        return [("mono", _n(finding.get("path"))), ("mono", _n(finding.get("mode"))),
+                ("mono", _n(finding.get("caps") or "")),
+                ("", _e("%s:%s" % (finding.get("uid"), finding.get("gid")))), ("", _e(what))]
     if check == "leaks":
         detail = finding.get("entry") or finding.get("unit") or ""
-        return [("", finding.get("kind")), ("mono", finding.get("path")), ("mono", detail),
-                ("", finding.get("user") or ""), ("num", finding.get("age"))]
+        return [("", _n(finding.get("kind"))), ("mono", _n(finding.get("path"))), ("mono", _n(detail)),
+                ("", _n(finding.get("user") or "")), ("num", _e(finding.get("age")))]
     if check == "home_mode":
-        return [("mono", finding.get("path")), ("", finding.get("mode") or "unset (auto)"), ("", finding.get("wanted")),
-                ("", finding.get("reason"))]
-    return [("", finding.get("reason")), ("", finding.get("message")), ("", finding.get("remediation"))]
+        return [("mono", _n(finding.get("path"))), ("", _n(finding.get("mode") or "unset (auto)")),
+                ("", _n(finding.get("wanted"))), ("", _e(finding.get("reason")))]
+    return [("", _e(finding.get("reason"))), ("", _e(finding.get("message"))), ("", _e(finding.get("remediation")))]
 
 
 _HEADERS = {"privileged_files": ("path", "mode", "capabilities", "uid:gid", "why"),
@@ -324,7 +348,7 @@ def _check_html(check, result):
     if result.get("reason"):
         out.append('<p class="reason">%s</p>' % _e(result["reason"]))
     for path in result.get("absent") or ():
-        out.append('<p class="reason">absent on this host: <code>%s</code></p>' % _e(path))
+        out.append('<p class="reason">absent on this host: <code>%s</code></p>' % _n(path))
     for warning in result.get("warnings") or ():
         out.append('<p class="reason">warning: %s</p>' % _e(warning))
     findings = result.get("findings") or []
@@ -332,20 +356,21 @@ def _check_html(check, result):
         out.append("<table><tr>%s</tr>" % "".join("<th>%s</th>" % _e(h) for h in _HEADERS[check]))
         for finding in findings[:HTML_MAX_ROWS]:
             cells = _finding_cells(check, finding)
-            out.append("<tr>%s</tr>" % "".join('<td class="%s">%s</td>' % (cls, _e(v)) for cls, v in cells))
+            out.append("<tr>%s</tr>" % "".join('<td class="%s">%s</td>' % (cls, v) for cls, v in cells))
         out.append("</table>")
         if len(findings) > HTML_MAX_ROWS:
             out.append('<p class="more">%d more in boundary-audit.json</p>' % (len(findings) - HTML_MAX_ROWS))
     errors = result.get("errors") or []
     if errors and (result["status"] != ERROR or len(errors) > 1):
         out.append('<p class="reason">%d error(s): %s</p>' % (len(errors), _e("; ".join(
-            "%s: %s" % (e.get("path"), e.get("error")) for e in errors[:10]))))
+            "%s: %s" % (_name(e.get("path")), one_line(e.get("error"))) for e in errors[:10]))))
     out.append("</div>")
     return "".join(out)
 
 
 def to_html(report, title="sandboxguard boundary audit"):
     """One self-contained page: the fleet summary first, then the hosts worst first."""
+    report = from_result(report)
     summary = report["summary"]
     bad = summary["hosts_with_findings"]
     errors = summary["hosts_error"]
@@ -385,7 +410,7 @@ def to_html(report, title="sandboxguard boundary audit"):
                          for c in CHECKS if c in record["checks"])
         opened = " open" if record["status"] in (FINDINGS, UNREACHABLE) and count <= 50 else ""
         out.append('<details class="host"%s><summary><span class="name">%s</span>%s<span class="checks">%s</span>'
-                   "</summary><div class=\"body\">" % (opened, _e(name), _badge(record["status"], label), badges))
+                   "</summary><div class=\"body\">" % (opened, _n(name), _badge(record["status"], label), badges))
         if record["status"] == UNREACHABLE:
             out.append('<p class="reason">%s</p>' % _e(record.get("reason")))
         else:

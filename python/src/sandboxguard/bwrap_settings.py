@@ -28,6 +28,7 @@ import os
 
 from . import credentials
 from .bwrap import DEFAULT_LIMITS, DEFAULT_PROFILE, PROFILES
+from .text import escape
 
 SETTING_KEYS = ("profile", "memory_mb", "cpu_seconds", "max_procs", "binds", "home_allow")
 # home_allow names a dot entry at the top of home, or one child of these (seed 004).
@@ -169,7 +170,7 @@ def _check_home_allow(entries, errors, warnings, home=None, hidden=(), root="/")
         resolved = _resolve(root, os.path.join(home, rel)) if home else None
         if resolved and any(credentials.under(resolved, h) for h in hidden):
             warnings.append("home_allow entry %r resolves to %s, a hidden path; it stays hidden and the entry is "
-                            "ignored" % (entry, resolved))
+                            "ignored" % (entry, escape(resolved)))
             continue
         if rel not in kept:
             kept.append(rel)
@@ -204,14 +205,16 @@ def _exposes_hidden(label, src, dest, hidden, root):
         for path in hidden:
             if credentials.under(candidate, path):
                 return ("%s src %s %s the hidden path %s; the backend ignores it"
-                        % (label, src, "lies under" if candidate == src else "resolves to %s, under" % real_src, path))
+                        % (label, escape(src), "lies under" if candidate == src else "resolves to %s, under"
+                           % escape(real_src), escape(path)))
     if real_src == _resolve(root, dest):
         return None
     for candidate in dict.fromkeys((src, real_src)):
         for path in hidden:
             if path != candidate and credentials.under(path, candidate):
                 return ("%s src %s contains the hidden path %s, which would be readable at dest %s; the backend "
-                        "ignores it: bind it at its own path (dest equal to src) instead" % (label, src, path, dest))
+                        "ignores it: bind it at its own path (dest equal to src) instead"
+                        % (label, escape(src), escape(path), escape(dest)))
     return None
 
 
@@ -244,9 +247,10 @@ def _check_binds(binds, errors, warnings, root, home, hidden):
         if not os.path.exists(_host(root, src)):
             if readonly:
                 errors.append("%s: read-only bind source %s does not exist; the backend refuses to start with "
-                              "it (create it or remove the bind)" % (label, src))
+                              "it (create it or remove the bind)" % (label, escape(src)))
             else:
-                warnings.append("%s: read-write bind source %s does not exist; the backend skips it" % (label, src))
+                warnings.append("%s: read-write bind source %s does not exist; the backend skips it"
+                                % (label, escape(src)))
             continue
         kept.append({"src": src, "dest": dest, "readonly": readonly})
     return kept

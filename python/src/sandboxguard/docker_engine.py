@@ -96,7 +96,9 @@ def run_disposable(client, image, script, args, binds, timeout, user="0:0"):
     FOWNER, no-new-privileges, read-only root, PATH and loader variables reset, and
     only `binds` ({host realpath: container path}) mounted, as non-recursive binds so
     mounts nested below them are not visible. Killed after `timeout` seconds.
-    Returns dict: exit_code (None when killed), output (str), timed_out (bool).
+    Returns dict: exit_code (None when killed), output (str: stdout and stderr as the
+    engine interleaved them), stdout (bytes, exact: what a script prints for the host to
+    parse), stderr (str), timed_out (bool).
     """
     mounts = [{"Type": "bind", "Source": src, "Target": dst, "ReadOnly": False,
                "BindOptions": {"NonRecursive": True}} for src, dst in binds.items()]
@@ -124,6 +126,8 @@ def run_disposable(client, image, script, args, binds, timeout, user="0:0"):
             except Exception:  # noqa: S110 - it may have exited meanwhile; removal below is what matters
                 pass
         output = client.api.logs(cid, stdout=True, stderr=True).decode("utf-8", "replace")
+        stdout = client.api.logs(cid, stdout=True, stderr=False)
+        stderr = client.api.logs(cid, stdout=False, stderr=True).decode("utf-8", "replace")
     finally:
         client.api.remove_container(cid, force=True)
-    return {"exit_code": exit_code, "output": output, "timed_out": timed_out}
+    return {"exit_code": exit_code, "output": output, "stdout": stdout, "stderr": stderr, "timed_out": timed_out}

@@ -35,6 +35,29 @@ class ChangedUnderUs(Exception):
 
 
 _UID_MAX = (1 << 32) - 2  # (uid_t)-1 means "leave unchanged" to chown(2)
+PROTECTED_HARDLINKS = "/proc/sys/fs/protected_hardlinks"
+# entry["skipped"] of a file whose ownership return was left out (see hardlinks_protected)
+LINKED_OWNER_KEPT = ("owner kept: a file with more than one hard link is given away only where fs.protected_hardlinks "
+                     "is 1")
+LINKED_OWNER_WARNING = (
+    "files with more than one hard link kept their owner (listed with skipped): fs.protected_hardlinks is not 1 on "
+    "this host, so any user may have linked a root file (/etc/shadow) into the tree, and the ownership return would "
+    "give it away; set sysctl fs.protected_hardlinks=1 (and in /etc/sysctl.d) to return their ownership too")
+
+
+def hardlinks_protected(path=PROTECTED_HARDLINKS):
+    """Whether the kernel lets users hard-link only files they own or may read and write
+    (``fs.protected_hardlinks`` is 1; systemd's sysctl sets it, the kernel's own default is 0).
+
+    Where it is not, a multi-link file in an agent's tree may be a root file the agent linked
+    there: ownership return leaves such files alone. Unreadable counts as not protected.
+    Read once per strip (StripOptions), never per file.
+    """
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().strip() == b"1"
+    except OSError:
+        return False
 
 OPTION_DEFAULTS = {
     "actions": ("setid", "caps"), "dry_run": False, "budget": DEFAULT_BUDGET_S, "chown_to": None,
@@ -52,7 +75,9 @@ class StripOptions:
     and validated here, so a bad value fails with ValueError naming the option before
     anything is opened.
     Derived, read-only: ``setid_mask``, ``do_setid``, ``do_caps``, ``do_chown``,
-    ``skip_hardlinks``.
+    ``skip_hardlinks``, ``chown_links`` (ownership return may give away a file with more
+    than one hard link: ``fs.protected_hardlinks`` is 1, read here once when the chown
+    action is asked for).
     """
 
     def __init__(self, **kwargs):
@@ -89,6 +114,7 @@ class StripOptions:
         self.do_caps = "caps" in self.actions
         self.do_chown = "chown" in self.actions
         self.skip_hardlinks = self.hardlinks == "skip"
+        self.chown_links = self.do_chown and hardlinks_protected()
 
 
 def _seconds(name, value, allow_zero):
@@ -193,6 +219,10 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
     has_caps = caps_text is not None
     entry["caps_before"] = caps_text
     actions = entry["actions"]
+    kept = needs_chown and fst.st_nlink > 1 and not opts.chown_links
+    if kept:  # maybe a root file a user linked here: never given away (hardlinks_protected)
+        needs_chown = False
+        entry["skipped"] = LINKED_OWNER_KEPT
     if needs_chown:
         actions.append("chown")
     if has_setid:
@@ -201,7 +231,7 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
     if has_caps:
         actions.append("caps")
     if not actions:
-        return False, False
+        return kept, False
     if opts.skip_hardlinks and fst.st_nlink > 1:
         entry["skipped"] = "hard link (nlink %d): left unchanged by policy hardlinks=skip" % fst.st_nlink
         return True, False

@@ -45,6 +45,7 @@ import time
 
 from . import atomicfile
 from .report import add_error, finish, new_report
+from .text import escape, one_line
 
 SPOOL_DIR = "/var/spool/cron/crontabs"
 # Debian and Ubuntu; Fedora, RHEL and Arch keep at jobs in /var/spool/at
@@ -156,7 +157,7 @@ def iter_cron_jobs(chunks, cap=MAX_LINE_BYTES):
         if head.lstrip(b" \t").startswith(b"#"):
             continue  # cron skips a comment byte by byte to the newline, NULs included
         for segment in head.split(b"\0"):
-            line = segment.decode("utf-8", "replace")
+            line = segment.decode("utf-8", "surrogateescape")  # the bytes cron runs: leaks_remove matches them
             text = line.strip()
             if not text or text.startswith("#") or _ENV_LINE.match(line):
                 continue
@@ -172,7 +173,7 @@ def cron_jobs(data):
 
 def _finding(kind, path, info, now, reason, **extra):
     item = {"kind": kind, "path": path, "reason": reason, "age": max(0, int(now - info.st_mtime)),
-            "mtime": int(info.st_mtime), "uid": info.st_uid}
+            "mtime": int(info.st_mtime), "uid": info.st_uid, "dev": info.st_dev, "ino": info.st_ino}
     item.update(extra)
     # what a baseline compares: the same key is the same item; the same inode, size and
     # mtime is the same content
@@ -329,7 +330,7 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
                           % (number, MAX_LINE_BYTES))
             entry = text[:MAX_ENTRY_CHARS]
             occurrence = seen[entry] = seen.get(entry, 0) + 1
-            item = _finding("cron_job", path, info, now, "job in %s's crontab: %s" % (user, entry[:200]),
+            item = _finding("cron_job", path, info, now, "job in %s's crontab: %s" % (user, escape(entry[:200])),
                             user=user, line=number, entry=entry)
             # a job is the same job wherever its line moved; the table's mtime does not matter
             item["_key"] = "\0".join(("cron_job", path, entry, str(occurrence)))
@@ -373,7 +374,7 @@ def _at_job_details(fd):
         if delimiter is not None and head == delimiter:
             break
         if size < MAX_ENTRY_CHARS:
-            command.append(head.decode("utf-8", "replace"))
+            command.append(head.decode("utf-8", "surrogateescape"))
             size += len(head) + 1
     text = "\n".join(command).strip()[:MAX_ENTRY_CHARS]
     return uid, (text or None)
@@ -413,7 +414,7 @@ def audit_at_spool(spool_dir, now=None, report=None, uid_names=None):
             when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(run_at)) if run_at is not None else "?"
             findings.append(_finding(
                 "at_job", path, info, now, "at job %s for %s, runs at %s: %s" % (
-                    job, user or "uid %d" % uid, when, (command or "?").splitlines()[0][:200]),
+                    job, user or "uid %d" % uid, when, escape((command or "?").splitlines()[0][:200])),
                 user=user, job=job, queue=queue, run_at=run_at, running=queue == "=", entry=command,
                 job_uid=uid))
     finally:
@@ -437,10 +438,11 @@ def _unit_findings(user, base, parts, scope, report, now, budget):
                     target = None
             wanted_by = parent.rsplit(".", 1)[0]
             findings.append(_finding(kind, path, info, now, "%s enabled for %s (systemctl --user enable), wanted "
-                                     "by %s" % (name, user, wanted_by), user=user, unit=name, wanted_by=wanted_by,
-                                     target=target, scope=scope))
+                                     "by %s" % (escape(name), user, escape(wanted_by)), user=user, unit=name,
+                                     wanted_by=wanted_by, target=target, scope=scope))
         elif name.endswith(UNIT_SUFFIXES):
-            findings.append(_finding("user_unit", path, info, now, "systemd user unit of %s in %s" % (user, top),
+            findings.append(_finding("user_unit", path, info, now,
+                                     "systemd user unit of %s in %s" % (user, escape(top)),
                                      user=user, unit=name, scope=scope))
     return findings
 
@@ -527,7 +529,7 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=N
                         os.close(sub)
                 except OSError:
                     empty = None
-            item = _finding("tmp_run_dir", path, info, now, "run directory left in %s" % tmp_dir,
+            item = _finding("tmp_run_dir", path, info, now, "run directory left in %s" % escape(tmp_dir),
                             user=uid_names.get(info.st_uid), empty=empty)
             item["_sig"] = [info.st_ino, info.st_mtime_ns]
             findings.append(item)
@@ -544,6 +546,33 @@ def local_accounts(min_uid=FIRST_REGULAR_UID):
     for entry in pwd.getpwall():
         if entry.pw_uid == 0 or min_uid <= entry.pw_uid < NOBODY_UID:
             accounts.append((entry.pw_name, entry.pw_uid, entry.pw_dir))
+    return accounts
+
+
+def named_accounts(users):
+    """(name, uid, home) of each account named in *users* that the password database knows,
+    whatever its uid (an agent's service account is often a system user below 1000)."""
+    import pwd  # noqa: PLC0415 - POSIX only
+
+    accounts = []
+    for name in dict.fromkeys(users):
+        try:
+            entry = pwd.getpwnam(name)
+        except (KeyError, TypeError, ValueError):
+            continue
+        accounts.append((entry.pw_name, entry.pw_uid, entry.pw_dir))
+    return accounts
+
+
+def _accounts(accounts, users):
+    """The accounts an audit looks at: *accounts* (default: root and the regular accounts,
+    or with *users* the named accounts, any uid), narrowed to *users* when given."""
+    if accounts is None:
+        accounts = named_accounts(users) if users else local_accounts()
+    accounts = list(accounts)
+    if users:
+        wanted = set(users)
+        accounts = [a for a in accounts if a[0] in wanted]
     return accounts
 
 
@@ -615,8 +644,11 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
     """Audit the host; return the report dict.
 
     *accounts* is a list of (name, uid, home), by default root and the regular accounts
-    of the password database; *users* (names) narrows it. Tables in the spool whose user
-    is not in *accounts* are audited too unless *users* is given. Findings younger than
+    of the password database; *users* (names) narrows it (without *accounts*, each named
+    account is looked up, whatever its uid). Tables in the spool whose user is not in
+    *accounts* are audited too unless *users* is given. Every job of an audited table is a
+    finding, so a caller that removes what is found (leaks_remove) should name the accounts
+    that run agents (audit.agent_accounts), never rely on this default. Findings younger than
     *min_age* seconds are left out (an agent still running is not a leak yet). With
     *baseline* (a :func:`snapshot` taken before the run), only what was added or changed
     since is reported, each with ``change`` (``added``/``modified``), the ``ssh_file`` and
@@ -630,10 +662,7 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
     """
     started = time.monotonic()
     now = time.time() if now is None else now
-    accounts = list(local_accounts() if accounts is None else accounts)
-    if users:
-        wanted = set(users)
-        accounts = [a for a in accounts if a[0] in wanted]
+    accounts = _accounts(accounts, users)
     roots = [spool_dir, *at_spool_dirs, tmp_dir, *sorted({a[2] for a in accounts if a[2]})]
     report = new_report(roots, findings=[], leaks=0, users=[])
     findings = _collect(accounts, users, tmp_dir, tmp_patterns, spool_dir, at_spool_dirs, runtime_root, now, report)
@@ -655,11 +684,12 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
 
 
 def finding_lines(report):
-    """One line per finding, ``kind path: reason`` (``[added]`` in baseline mode), for people and logs."""
+    """One line per finding, ``kind path: reason`` (``[added]`` in baseline mode), for people and logs:
+    the path through text.escape, the reason one line (text.one_line)."""
     lines = []
     for item in report.get("findings", ()):
         change = " [%s]" % item["change"] if item.get("change") else ""
-        lines.append("%s %s%s: %s" % (item["kind"], item["path"], change, item.get("reason", "")))
+        lines.append("%s %s%s: %s" % (item["kind"], escape(item["path"]), change, one_line(item.get("reason", ""))))
     return lines
 
 
@@ -674,10 +704,7 @@ def snapshot(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TM
     unreadable table) would make the later audit report what it missed as added.
     """
     now = time.time() if now is None else now
-    accounts = list(local_accounts() if accounts is None else accounts)
-    if users:
-        wanted = set(users)
-        accounts = [a for a in accounts if a[0] in wanted]
+    accounts = _accounts(accounts, users)
     report = new_report([])
     findings = _collect(accounts, users, tmp_dir, tmp_patterns, spool_dir, at_spool_dirs, runtime_root, now, report)
     items = sorted(({"key": f["_key"], "sig": f["_sig"]} for f in findings), key=lambda i: i["key"])

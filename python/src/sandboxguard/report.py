@@ -16,7 +16,8 @@ role's aggregation read the same names::
 - ``complete``: False when a budget ran out or a step could not run: the result is partial.
 - ``errors``: per-path failures, always ``{path, op, error}``; ``counts["errors"]`` counts
   them all even when the list is capped.
-- ``warnings``: one line each, naming the path and what to do.
+- ``warnings``: one line each, naming the path and what to do (add_warning makes each one
+  printable line: text.one_line; a name in it is text.escape-d where it is built).
 - ``elapsed``: seconds, rounded to milliseconds.
 
 Pure functions over plain dicts: no I/O, standard library only.
@@ -26,6 +27,8 @@ import os
 import stat
 import time
 import warnings
+
+from .text import one_line
 
 ENVELOPE_KEYS = ("roots", "changed", "complete", "errors", "warnings", "counts", "elapsed")
 
@@ -71,14 +74,15 @@ def add_error(report, path, op, error, max_listed=None):
     counts = report.setdefault("counts", {})
     counts["errors"] = counts.get("errors", 0) + 1
     errors = report.setdefault("errors", [])
-    entry = {"path": _text(path) if path is not None else None, "op": op, "error": error_text(error)}
+    entry = {"path": _text(path) if path is not None else None, "op": op, "error": one_line(error_text(error))}
     if max_listed is None or len(errors) < max_listed:
         errors.append(entry)
     return entry
 
 
 def add_warning(report, text):
-    """Add one warning line (a repeat of the same line is not added twice)."""
+    """Add one warning line (text.one_line of it; a repeat of the same line is not added twice)."""
+    text = one_line(text)
     warnings = report.setdefault("warnings", [])
     if text not in warnings:
         warnings.append(text)

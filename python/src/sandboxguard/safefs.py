@@ -20,7 +20,9 @@ so a path through it means nothing between one system call and the next. Here:
   :func:`read_at` (``O_PATH|O_NOFOLLOW``, ``fstat`` says regular file, then the same inode
   reopened through ``/proc/self/fd/N`` with ``O_NONBLOCK``: a FIFO never blocks a read and a
   device is never opened), :func:`lstat_at`, :func:`rename_at` (identity checked before and
-  after), :func:`unlink_at`, and ``atomicfile.write_at`` for whole files.
+  after), :func:`unlink_at`, :func:`rmdir_at`, and ``atomicfile.write_at`` for whole files
+  (``safemove.move_at`` moves a file, link or tree between held directories, across file
+  systems too).
 - A mode is never copied from an inode the agent controls with its setuid/setgid bits:
   :func:`plain_mode`.
 
@@ -45,13 +47,23 @@ _GROUP_OTHER_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
 class PathRefused(ValueError):
-    """A path or name root will not act on; str() is one line: the path, why, and the fix."""
+    """A path or name root will not act on; str() is one line: the path, why, and the fix.
 
-    def __init__(self, path, reason):
+    ``real_path``: for a path refused because it goes through a symlink another user could
+    have planted, the directory it leads to now (see :func:`real_path_hint`), or None.
+    """
+
+    def __init__(self, path, reason, real_path=None):
         path = os.fsdecode(path) if isinstance(path, bytes) else str(path)
         super().__init__("%s: %s" % (escape(path), reason))
         self.path = path
         self.reason = reason
+        self.real_path = real_path
+
+    def with_fix(self, fix):
+        """This refusal as one line, with ``fix`` added when the reason names none (a reason
+        that names its fix has one after a semicolon)."""
+        return str(self) if "; " in self.reason else "%s; %s" % (self, fix)
 
 
 def trusted_dir(st, euid=None):
@@ -165,9 +177,12 @@ def open_dir(path, create=False, mode=0o700, follow_trusted_links=True):
                     raise PathRefused(text, "%s is not a directory" % escape(_shown(chain, name))) from None
                 target = _readlink_at(parent_fd, name)
                 if not (follow_trusted_links and parent_trusted):
-                    raise PathRefused(text, "goes through a symlink, %s (to %s), %s; give the real path, after "
+                    real = real_path_hint(text)
+                    raise PathRefused(text, "goes through a symlink, %s (to %s), %s; give the real path%s, after "
                                       "checking it" % (escape(_shown(chain, name)), escape(target),
-                                                       _why_untrusted(chain))) from None
+                                                       _why_untrusted(chain),
+                                                       " (it leads to %s now)" % escape(real) if real else ""),
+                                      real_path=real) from None
                 links += 1
                 if links > MAX_LINKS:
                     raise PathRefused(text, "more than %d symlinks on the way" % MAX_LINKS) from None
@@ -187,6 +202,52 @@ def open_dir(path, create=False, mode=0o700, follow_trusted_links=True):
         for _name, held, _trusted in chain:
             os.close(held)
     return Dir(fd, proven, os.fstat(fd), trusted)
+
+
+def real_path_hint(path):
+    """The directory ``path`` leads to now, every symlink followed, or None (touches the
+    system, changes nothing): words for an error message, never a path to act on.
+
+    Only ``O_PATH|O_NOFOLLOW`` handles are opened and links are read with ``readlinkat``
+    on them, so nothing is opened for I/O and no lookup is left to the kernel; None when a
+    component is missing, not a directory, unreadable, or there are more than MAX_LINKS
+    links. What it names is whatever the path's owners made it a moment ago: the operator
+    checks it before giving it back.
+    """
+    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
+    if not text.startswith("/"):
+        return None
+    chain = [("", os.open("/", STEP_FLAGS))]
+    pending = list(reversed(_split(text)))
+    links = 0
+    try:
+        while pending:
+            name = pending.pop()
+            if name == "..":
+                if len(chain) > 1:
+                    os.close(chain.pop()[1])
+                continue
+            try:
+                chain.append((name, os.open(name, STEP_FLAGS, dir_fd=chain[-1][1])))
+                continue
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    return None
+            try:
+                target = os.readlink(name, dir_fd=chain[-1][1])
+            except OSError:
+                return None
+            links += 1
+            if links > MAX_LINKS:
+                return None
+            if target.startswith("/"):
+                while len(chain) > 1:
+                    os.close(chain.pop()[1])
+            pending.extend(reversed(_split(target)))
+        return "/" + "/".join(entry[0] for entry in chain[1:])
+    finally:
+        for _name, held in chain:
+            os.close(held)
 
 
 def _why_untrusted(chain):
@@ -377,6 +438,27 @@ def unlink_at(dir_fd, name, expected=None, path_for_errors=None):
     if expected is not None and (st.st_dev, st.st_ino) != tuple(expected):
         raise PathRefused(path_for_errors or name, "is not the file that was checked (replaced since); left alone")
     os.unlink(name, dir_fd=dir_fd)
+    return True
+
+
+def rmdir_at(dir_fd, name, expected=None, path_for_errors=None):
+    """Remove the empty directory ``name`` from ``dir_fd`` (unlinkat AT_REMOVEDIR), when it is
+    still the inode ``expected`` ((st_dev, st_ino) or None); False when it was already gone.
+
+    A symlink or anything else at the name is refused (PathRefused); a directory that is not
+    empty raises OSError ENOTEMPTY, as rmdir does.
+    """
+    try:
+        handle, st = open_handle_at(dir_fd, name)
+    except FileNotFoundError:
+        return False
+    os.close(handle)
+    shown = path_for_errors or name
+    if not stat.S_ISDIR(st.st_mode):
+        raise PathRefused(shown, "is %s, not a directory; left alone" % _kind(st))
+    if expected is not None and (st.st_dev, st.st_ino) != tuple(expected):
+        raise PathRefused(shown, "is not the directory that was checked (replaced since); left alone")
+    os.rmdir(name, dir_fd=dir_fd)
     return True
 
 

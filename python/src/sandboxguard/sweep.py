@@ -14,17 +14,24 @@ starve the next:
 
 Two methods: ``native`` walks the tree on the host with strip.run (needs root on the
 host); ``container`` runs each step in a disposable hardened container that mounts only
-the target, by its resolved path, for hosts where the engine is reachable but root is
-not. A step that cannot run produces one warning naming the sandbox path.
+the target. The engine resolves a bind's source by path, so it is never handed the
+agent's path: it gets a root-owned staging bind of the proven directory (staging.staged;
+that needs root too, unless only root and the caller can change the target's path).
+A step that cannot run produces one warning naming the sandbox path.
+
+The owner ownership return gives files back to comes from the fstat of ``<sandbox>``
+opened component by component (safefs.open_dir, no symlink followed), never from a
+lookup by path.
 """
 import os
 import posixpath
 import stat
 import time
 
-from . import docker_engine, sandboxes
+from . import docker_engine, fileops, safefs, sandboxes, staging
 from . import report as reportmod
 from . import strip as stripmod
+from .text import escape
 
 STEPS = ("chown", "setid", "caps")
 METHODS = ("native", "container")
@@ -32,28 +39,65 @@ DEFAULT_BUDGET_PER_STEP_S = 10.0
 CONTAINER_TARGET = "/sweep/target"
 
 # POSIX sh for the container method: GNU findutils or busybox, no stat(1) needed.
-# "$1" is the target inside the container; each found path is printed before it is changed.
+# Every script starts with PROLOGUE: its first argument is the inode of the directory the host
+# proved, and nothing runs unless the target the engine mounted is that directory (an engine in
+# another mount namespace than the sweep would mount whatever its own path names).
+# Then "$1" is the target inside the container; each found path is printed before it is changed.
+PROLOGUE = r"""
+set -u
+ino=$1; shift
+seen=$(ls -di "$1" 2>/dev/null | { read -r i _; echo "$i"; })
+if [ "$seen" != "$ino" ]; then
+  echo "sandboxguard: $1 is not the directory the host proved (inode ${seen:-none}, expected $ino): nothing done" >&2
+  exit 97
+fi
+"""
+# Found paths go to stdout as a hex dump of find's -print0 (od -An -tx1): a name may hold a
+# newline or any byte but NUL, and the engine's log driver stores stdout as UTF-8 text, so a
+# byte that is not UTF-8 would come back replaced. Every message goes to stderr; find's own
+# status is kept in /tmp/rc (a pipeline's status is od's). "$3" of the chown step: "one" keeps
+# regular files with more than one hard link out of the ownership return (where
+# fs.protected_hardlinks is not 1 a user may have linked a root file into the tree:
+# fileops.hardlinks_protected), "any" not.
 SCRIPT_CHOWN = r"""
 set -u
-t=$1; owner=$2; shift 2
+t=$1; owner=$2; links=$3; shift 3
 ok=0
 for uid in "$@"; do
-  find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print -exec chown -h "$owner" {} + || ok=1
+  if [ "$links" = one ]; then
+    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
+      echo $? > /tmp/rc; } | od -An -v -tx1
+  else
+    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
+      echo $? > /tmp/rc; } | od -An -v -tx1
+  fi
+  [ "$(cat /tmp/rc)" = 0 ] || ok=1
 done
 exit $ok
 """
 SCRIPT_CHOWN_DRY = r"""
 set -u
-t=$1; owner=$2; shift 2
-for uid in "$@"; do find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print || exit 1; done
+t=$1; owner=$2; links=$3; shift 3
+for uid in "$@"; do
+  if [ "$links" = one ]; then
+    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } |
+      od -An -v -tx1
+  else
+    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } | od -An -v -tx1
+  fi
+  [ "$(cat /tmp/rc)" = 0 ] || exit 1
+done
 """
 SCRIPT_SETID = r"""
 set -u
-find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print -exec chmod ug-s {} +
+{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0 -exec chmod ug-s {} +; echo $? > /tmp/rc; } |
+  od -An -v -tx1
+exit "$(cat /tmp/rc)"
 """
 SCRIPT_SETID_DRY = r"""
 set -u
-find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print
+{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0; echo $? > /tmp/rc; } | od -An -v -tx1
+exit "$(cat /tmp/rc)"
 """
 # find cannot read xattrs: re-chown each regular file to its own uid and gid, which makes
 # the kernel drop security.capability (capabilities(7)); owners are read once (ls -n, no
@@ -61,7 +105,7 @@ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print
 SCRIPT_CAPS = r"""
 set -u
 t=$1
-find -P "$t" -xdev -type f -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed"; exit 1; }
+find -P "$t" -xdev -type f -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed" >&2; exit 1; }
 owners=$(while read -r _ _ u g _; do
   case "$u:$g" in *[!0-9:]*|:*|*:) ;; *) echo "$u:$g" ;; esac
 done < /tmp/owners | sort -u)
@@ -70,22 +114,37 @@ for o in $owners; do
   n=$((n + 1)); u=${o%%:*}; g=${o#*:}
   find -P "$t" -xdev -type f -user "$u" -group "$g" -exec chown -h "$u:$g" {} + || ok=1
 done
-echo "re-chowned the regular files of $n owner(s)"
+echo "re-chowned the regular files of $n owner(s)" >&2
 exit $ok
 """
 
 
+def found_paths(stdout, target):
+    """The host paths of what a step's find printed, as str (pure): ``stdout`` is the hex dump
+    of find's ``-print0`` (od -An -tx1, bytes); anything that is not hex is ignored."""
+    digits = b"".join(word for word in stdout.split() if len(word) == 2 and all(c in b"0123456789abcdef" for c in word))
+    prefix = os.fsencode(CONTAINER_TARGET)
+    base = os.fsencode(target)
+    return [os.fsdecode(base + chunk[len(prefix):]) for chunk in bytes.fromhex(digits.decode("ascii")).split(b"\0")
+            if chunk == prefix or chunk.startswith(prefix + b"/")]
+
+
 def path_owner(path):
-    """(uid, gid) of a directory, not following a final symlink (touches the system)."""
-    st = os.lstat(path)
-    return st.st_uid, st.st_gid
+    """(uid, gid) of a directory from the fstat of its descriptor, opened component by
+    component with no symlink followed anywhere (safefs.open_dir). Raises PathRefused
+    (a ValueError) for a path through a symlink, OSError when it cannot be opened."""
+    with safefs.open_dir(path, follow_trusted_links=False) as held:
+        return held.st.st_uid, held.st.st_gid
 
 
 def sandbox_owner(target_root):
     """The owner ownership return gives files back to: the owner of ``<sandbox>``.
 
     ``target_root`` is the realpath of ``<sandbox>/docker``; Hermes creates ``<sandbox>``
-    as the agent's user, while the engine may create the task directories as root.
+    as the agent's user, while the engine may create the task directories as root. The
+    owner comes from a proven descriptor (path_owner): a symlink the agent swaps in on the
+    way (``~/.hermes`` made a link to another user's tree) refuses it instead of giving the
+    files to that user.
     """
     return path_owner(posixpath.dirname(target_root.rstrip("/")))
 
@@ -149,7 +208,7 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
                       errors=list(report["errors"]))
         if report["errors"]:
             result["error"] = "%d per-file error(s), first: %s: %s" % (
-                report["counts"]["errors"], report["errors"][0]["path"], report["errors"][0]["error"])
+                report["counts"]["errors"], escape(report["errors"][0]["path"]), report["errors"][0]["error"])
         results.append(result)
     return results
 
@@ -161,14 +220,39 @@ def _container_entry(path, action):
 
 
 def sweep_container(client, target, owner, chown_from, budget, image, dry_run=False, steps=STEPS,
-                    run=docker_engine.run_disposable):
+                    run=docker_engine.run_disposable, stage=None):
     """The three steps in disposable hardened containers (see docker_engine.run_disposable).
 
-    Each step's ``report`` is the same envelope as method native's, its ``files`` the same
-    dicts; find prints only paths, so modes, owners and caps are None and the setid step's
-    action is ``setid`` (find cannot tell which bit it cleared without a second walk).
+    The containers mount a root-owned staging bind of the proven ``target``
+    (``stage(target)``, a context manager yielding the path the engine gets: staging.staged),
+    never ``target``'s own path, which the engine would resolve through whatever the agent
+    swapped in. Each step's ``report`` is the same envelope as method native's, its
+    ``files`` the same dicts; find prints only paths, so modes, owners and caps are None and
+    the setid step's action is ``setid`` (find cannot tell which bit it cleared without a
+    second walk).
     """
-    binds = {target: CONTAINER_TARGET}
+    stage = stage or staging.staged
+    results = None
+    try:
+        with stage(target) as (source, st):
+            results = _container_steps(client, target, source, st.st_ino, owner, chown_from, budget, image, dry_run,
+                                       steps, run)
+    except ValueError as exc:  # RootRefused, StagingError: no step ran, or the staging was not undone
+        text = "could not hand %s to the strip container: %s" % (target, reportmod.error_text(exc))
+        if results:
+            _step_failed(results[-1], target, text)
+            return results
+        results = []
+        for name in steps:
+            result = _step_result(name, budget)
+            result["ran"] = False
+            _step_failed(result, target, text)
+            results.append(result)
+    return results
+
+
+def _container_steps(client, target, source, ino, owner, chown_from, budget, image, dry_run, steps, run):
+    binds = {source: CONTAINER_TARGET}
     results = []
     for name in steps:
         result = _step_result(name, budget)
@@ -178,7 +262,8 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
                 results.append(result)
                 continue
             script = SCRIPT_CHOWN_DRY if dry_run else SCRIPT_CHOWN
-            args = [CONTAINER_TARGET, "%d:%d" % owner] + [str(u) for u in chown_from]
+            links = "any" if fileops.hardlinks_protected() else "one"
+            args = [CONTAINER_TARGET, "%d:%d" % owner, links] + [str(u) for u in chown_from]
         elif name == "setid":
             script, args = (SCRIPT_SETID_DRY if dry_run else SCRIPT_SETID), [CONTAINER_TARGET]
         else:
@@ -190,23 +275,26 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
             script, args = SCRIPT_CAPS, [CONTAINER_TARGET]
         started = time.monotonic()
         try:
-            out = run(client, image, script, args, binds, timeout=budget or None)
+            out = run(client, image, PROLOGUE + script, [str(ino), *args], binds, timeout=budget or None)
         except Exception as exc:
             result["ran"] = False
             _step_failed(result, target, "could not run the strip container: %s" % exc)
             results.append(result)
             continue
         lines = [ln for ln in out["output"].splitlines() if ln]
-        found = [target + ln[len(CONTAINER_TARGET):] for ln in lines if ln.startswith(CONTAINER_TARGET)]
+        messages = [ln for ln in out.get("stderr", out["output"]).splitlines() if ln]
+        found = found_paths(out["stdout"], target)
         report = reportmod.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
                                       counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
-                                      output=out["output"][-4000:])
+                                      output=out.get("stderr", out["output"])[-4000:])
+        if name == "chown" and args[2] == "one":
+            reportmod.add_warning(report, fileops.LINKED_OWNER_WARNING)
         if out["timed_out"]:
             reportmod.add_error(report, target, name, "step %s did not finish within %ss and was killed" % (
                 name, budget))
         elif out["exit_code"] != 0:
             reportmod.add_error(report, target, name, "step %s exited %s: %s" % (
-                name, out["exit_code"], (lines[-1] if lines else "no output")))
+                name, out["exit_code"], (messages[-1] if messages else lines[-1] if lines else "no output")))
         report["complete"] = not report["errors"]
         # The caps step re-chowns every file and cannot see which ones carried a capability,
         # so it reports the step as run, not as a change (method native reports exactly).
@@ -260,7 +348,7 @@ def _check_method(method, image):
     if method not in METHODS:
         raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
     if method == "container" and not image:
-        raise ValueError("the container method needs an image with find, chown, chmod, ls and sort "
+        raise ValueError("the container method needs an image with find, chown, chmod, ls, sort and od "
                          "(busybox or a Debian slim image): set image")
 
 
@@ -300,6 +388,8 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         for step in entry["steps"]:
             if step["report"] is not None:
                 reportmod.merge(result, {"counts": step["report"]["counts"]})
+                for warning in step["report"].get("warnings", ()):
+                    reportmod.add_warning(result, "sandbox %s: %s" % (escape(entry["path"]), warning))
             elif step["errors"]:  # a step that could not run has no report to count them
                 result["counts"]["errors"] = result["counts"].get("errors", 0) + len(step["errors"])
             for error in step["errors"]:
@@ -317,16 +407,17 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
              "owner": None, "changed": False, "steps": []}
     try:
         entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
         reportmod.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
-                                      "ownership is not returned" % (path, exc.strerror))
+                                      "ownership is not returned" % (escape(path), why))
     own = tuple(entry["owner"]) if entry["owner"] else None
     try:
         st = os.lstat(path)
         if not stat.S_ISDIR(st.st_mode):
             raise OSError(0, "not a directory any more")
     except OSError as exc:
-        reportmod.add_warning(result, "sandbox %s: skipped, %s" % (path, exc.strerror or exc))
+        reportmod.add_warning(result, "sandbox %s: skipped, %s" % (escape(path), exc.strerror or exc))
         entry["skipped"] = str(exc.strerror or exc)
         return entry
     if method == "native":
@@ -338,7 +429,7 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
                 for s in entry["steps"] if s["error"] or not s["complete"]]
     if problems:
         reportmod.add_warning(result, "sandbox %s was not swept completely (%s): %s" % (
-            path, method, "; ".join(problems)))
+            escape(path), method, "; ".join(problems)))
     entry["changed"] = any(s["changed"] for s in entry["steps"])
     return entry
 

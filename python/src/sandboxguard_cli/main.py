@@ -11,6 +11,7 @@ import pkgutil
 import sys
 
 from sandboxguard import __version__
+from sandboxguard.text import one_line
 
 from . import commands
 
@@ -62,7 +63,7 @@ def main(argv=None):
     try:
         return args.func(args)
     except UsageError as exc:
-        print("sandboxguard %s: %s" % (args.command, exc), file=sys.stderr)
+        print("sandboxguard %s: %s" % (args.command, one_line(str(exc))), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("sandboxguard %s: interrupted" % args.command, file=sys.stderr)

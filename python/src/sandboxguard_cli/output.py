@@ -12,11 +12,16 @@ What does not end with :func:`emit`, on purpose: the event streams (``watch`` th
 ``home-env CMD`` (the command's exit status, as env(1)), which run something else; and
 ``bwrap-probe --print-apparmor-profile``, whose output is the profile file itself.
 ``tests/unit/test_cli_main.py`` fails when a command writes JSON by itself.
+
+Both JSON writers pass the report through ``text.for_result`` (valid UTF-8 whatever a name
+holds: a name that is not UTF-8 is carried escaped, its bytes in a ``<key>_b64``
+sibling); every ``WARNING:`` line and every error line goes through ``text.one_line``.
 """
 import json
 import sys
 
 from sandboxguard import report as reportmod
+from sandboxguard.text import for_result, one_line
 
 from .main import EXIT_FINDINGS, EXIT_OK
 
@@ -33,16 +38,26 @@ def emit(report, as_json, human, findings=False, out=None, err=None):
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if as_json:
-        out.write(json.dumps(report, indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
+        out.write(json.dumps(for_result(report), indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
     else:
         human(report, out)
         for warning in report.get("warnings", ()):
-            print("WARNING: %s" % warning, file=err)
+            print("WARNING: %s" % one_line(warning), file=err)
     return exit_code(report, findings)
 
 
 def json_line(event, out=None):
     """One JSON object on one line, flushed (the watcher's event stream)."""
     out = sys.stdout if out is None else out
-    out.write(json.dumps(event, sort_keys=True) + "\n")
+    out.write(json.dumps(for_result(event), sort_keys=True) + "\n")
     out.flush()
+
+
+def warning_line(text, err=None, flush=False):
+    """One ``WARNING:`` line on stderr (an event stream's warning), as emit prints them."""
+    print("WARNING: %s" % one_line(text), file=sys.stderr if err is None else err, flush=flush)
+
+
+def error_line(prefix, text, err=None, flush=False):
+    """One error line, ``PREFIX: TEXT``, on stderr: the text through text.one_line."""
+    print("%s: %s" % (prefix, one_line(text)), file=sys.stderr if err is None else err, flush=flush)

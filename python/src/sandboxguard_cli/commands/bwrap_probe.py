@@ -4,6 +4,7 @@
 import os
 
 from sandboxguard import bwrap
+from sandboxguard.text import escape, one_line
 
 from .. import output
 from ..main import EXIT_OK, UsageError
@@ -50,10 +51,12 @@ def _print_human(report, out):
     print_("bwrap probe: %s (%s)" % (status, report["reason"]))
     if bw["path"]:
         print_("  bwrap      %s, version %s (minimum %s)%s" % (
-            bw["path"], bw["version"] or "unknown", report["min_version"], ", setuid" if bw["setuid"] else ""))
+            escape(bw["path"]), one_line(bw["version"] or "unknown"), report["min_version"],
+            ", setuid" if bw["setuid"] else ""))
     else:
         print_("  bwrap      not found")
-    print_("  prlimit    %s" % (report["prlimit"]["path"] or "not found"))
+    prlimit = report["prlimit"]["path"]
+    print_("  prlimit    %s" % (escape(prlimit) if prlimit else "not found"))
     userns = report["userns"]
     print_("  userns     max_user_namespaces=%s unprivileged_userns_clone=%s apparmor_restrict=%s" % (
         userns["max_user_namespaces"], userns["unprivileged_userns_clone"], userns["apparmor_restrict"]))
@@ -61,13 +64,13 @@ def _print_human(report, out):
         print_("  probed as  %s (uid %d)" % (report["user"]["name"], report["user"]["uid"]))
     for check in report["isolation"]:
         mark = {"pass": "ok  ", "fail": "FAIL", "skipped": "skip", "not_run": "----"}[check["status"]]
-        print_("  [%s] %-22s %s" % (mark, check["name"], check["detail"]))
+        print_("  [%s] %-22s %s" % (mark, check["name"], one_line(check["detail"])))
     for error in report["errors"]:
-        print_("  error: %s: %s" % (error["path"], error["error"]))
+        print_("  error: %s: %s" % (escape(error["path"] or ""), one_line(error["error"])))
     if not report["ok"]:
-        print_("  reason: %s" % report["message"])
+        print_("  reason: %s" % one_line(report["message"]))
         hint = CLI_HINTS.get(report["remediation"], "")
-        print_("  fix (%s): %s%s" % (report["remediation"], report["remediation_text"], hint))
+        print_("  fix (%s): %s%s" % (report["remediation"], one_line(report["remediation_text"]), hint))
 
 
 def run(args):

@@ -36,7 +36,12 @@ def run(args):
         if len(argv) < 2:
             raise UsageError("--install-shim needs a directory: sandboxguard crontab --install-shim DIR")
         python = argv[3] if argv[2:3] == ["--python"] and len(argv) > 3 else None
-        path, changed = shim.install_shim(argv[1], python=python)
+        try:
+            path, changed = shim.install_shim(argv[1], python=python)
+        except ValueError as exc:  # safefs.PathRefused: a directory reached through another user's symlink
+            raise UsageError("--install-shim: %s" % exc) from None
+        except OSError as exc:
+            raise UsageError("--install-shim: %s: %s" % (exc.filename or argv[1], exc.strerror or exc)) from None
         report = envelope.new_report([path], changed=changed)
         return output.emit(report, False, lambda rep, out: out.write(
             "%s %s\n" % ("installed" if rep["changed"] else "unchanged", rep["roots"][0])))

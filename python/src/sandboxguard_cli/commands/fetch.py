@@ -3,9 +3,9 @@
 """`sandboxguard fetch`: bring one file back from a remote sandbox, guarded and sanitised."""
 import os
 import re
-import sys
 
 from sandboxguard import fetch as fetchlib
+from sandboxguard.text import escape, one_line
 from sandboxguard.transport_docker import DockerExec
 from sandboxguard.transport_local import LocalExec
 from sandboxguard.transport_ssh import SSHExec, parse_target
@@ -83,13 +83,13 @@ def _channel(args):
 def _print_human(report, out):
     if report["fetched"]:
         print("fetched %s -> %s (%d bytes, sha256 %s, mode %s%s)" % (
-            report["src"], report["dest"], report["size"], report["sha256"], report["mode"],
+            escape(report["src"]), escape(report["dest"]), report["size"], report["sha256"], report["mode"],
             "" if report["changed"] else ", unchanged"), file=out)
         if report["remote_mode"] and int(report["remote_mode"], 8) & 0o6000:
             print("  note: the sandbox copy was %s; setuid/setgid were not carried" % report["remote_mode"], file=out)
     else:
         print("refused %s (%s, %s): %s" % (
-            report["src"], report["stage"], report["refused_code"], report["refused"]), file=out)
+            escape(report["src"]), report["stage"], report["refused_code"], one_line(report["refused"])), file=out)
     print("  %d bytes received from the sandbox in %.2fs" % (report["bytes_received"], report["elapsed"]), file=out)
 
 
@@ -108,7 +108,7 @@ def run(args):
     except fetchlib.FetchError as exc:
         raise UsageError("--remote-hermes-home: %s" % exc) from None
     if not args.strict and not os.path.isdir(args.dest):
-        raise UsageError("--dest %s: no such directory; create it first" % args.dest)
+        raise UsageError("--dest %s: no such directory; create it first" % escape(args.dest))
     channel = _channel(args)
     try:
         report = fetchlib.fetch(channel, args.src, args.dest, max_bytes=max_bytes, remote_home=args.remote_home,
@@ -118,7 +118,7 @@ def run(args):
     except fetchlib.TransportUnavailable as exc:
         raise UsageError(str(exc)) from None
     except fetchlib.FetchError as exc:
-        print("sandboxguard fetch: %s" % exc, file=sys.stderr)
+        output.error_line("sandboxguard fetch", str(exc))
         return EXIT_FINDINGS
     finally:
         close = getattr(channel, "close", None)

@@ -1,7 +1,6 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard guard`: strip setuid/setgid and file capabilities under the roots as they appear."""
-import json
 import os
 import signal
 import sys
@@ -9,7 +8,9 @@ import sys
 from sandboxguard import fanotify, sandboxes
 from sandboxguard import guard as guardmod
 from sandboxguard.roots import RootRefused, check_root
+from sandboxguard.text import escape, one_line
 
+from .. import output
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -117,11 +118,14 @@ def run_guard(args):
     homes = _homes(args)
 
     def log(text):
-        print("sandboxguard guard: %s" % text, file=sys.stderr, flush=True)
+        # one line whatever a name holds (the guard escapes the names it puts in a line)
+        print("sandboxguard guard: %s" % one_line(text), file=sys.stderr, flush=True)
 
     def emit(record):
-        line = json.dumps(record, sort_keys=True) if args.json else guardmod.human_line(record)
-        sys.stdout.write(line + "\n")
+        if args.json:
+            output.json_line(record)  # text.for_result: valid UTF-8, names lossless
+            return
+        sys.stdout.write(one_line(guardmod.human_line(record)) + "\n")
         sys.stdout.flush()
 
     engine = None if args.no_engine else engine_source(args.docker_host, homes, args.sandbox_dir, args.root)
@@ -138,10 +142,10 @@ def run_guard(args):
         guard.close()
         if failures:
             log("no real-time strip for %s; falling back: %s" % (
-                "; ".join("%s: fanotify_mark: %s" % item for item in failures), guardmod.FALLBACK))
+                "; ".join("%s: fanotify_mark: %s" % (escape(path), why) for path, why in failures), guardmod.FALLBACK))
             return EXIT_FINDINGS
         log("fanotify works here (filesystem marks with file handles and names%s)" % (
-            " on " + ", ".join(tried) if tried else "; no root exists yet to try"))
+            " on " + ", ".join(escape(path) for path in tried) if tried else "; no root exists yet to try"))
         return EXIT_OK
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)

@@ -18,11 +18,11 @@ report envelope (sandboxguard.report) through the CLI's one adapter, output.emit
 """
 import os
 import subprocess
-import sys
 
-from sandboxguard import crontab as shim
+from sandboxguard import eval_tools as shim
 from sandboxguard import home_mode
 from sandboxguard import report as envelope
+from sandboxguard.text import escape
 
 from .. import output
 from ..main import UsageError
@@ -75,9 +75,13 @@ def build_env(args, environ):
             raise UsageError("--hermes-home /: refusing the root directory; use a run directory")
         try:
             layout = home_mode.ensure_isolation_dirs(hermes_home)
+            shim.install_shim(layout["bin"])
         except home_mode.HomeModeError as exc:
             raise UsageError("--hermes-home: %s" % exc) from None
-        shim.install_shim(layout["bin"])
+        except ValueError as exc:  # safefs.PathRefused from the shim's directory
+            raise UsageError("--hermes-home: %s" % exc) from None
+        except OSError as exc:
+            raise UsageError("--hermes-home: %s: %s" % (exc.filename or layout["bin"], exc.strerror or exc)) from None
         env = home_mode.isolated_env(environ, hermes_home)
         report = envelope.new_report([home_mode.norm_path(hermes_home)], isolation=True, mode="profile",
                                      shim=os.path.join(layout["bin"], "crontab"))
@@ -98,9 +102,9 @@ def run(args):
     try:
         status = subprocess.call(command, env=env)
     except FileNotFoundError:
-        print("sandboxguard home-env: %s: command not found" % command[0], file=sys.stderr)
+        output.error_line("sandboxguard home-env", "%s: command not found" % escape(command[0]))
         return 127
     except PermissionError:
-        print("sandboxguard home-env: %s: permission denied" % command[0], file=sys.stderr)
+        output.error_line("sandboxguard home-env", "%s: permission denied" % escape(command[0]))
         return 126
     return 128 - status if status < 0 else status

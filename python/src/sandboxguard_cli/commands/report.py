@@ -3,6 +3,7 @@
 """`sandboxguard report merge`: one set of fleet audit reports from the reports of AWX job slices."""
 from sandboxguard import audit_report
 from sandboxguard import report as envelope
+from sandboxguard.text import escape
 
 from .. import output
 from ..main import UsageError
@@ -40,7 +41,8 @@ def run_merge(args):
         written = audit_report.write_reports(report, args.out, tuple(args.format or audit_report.FORMATS),
                                              not args.no_host_files)
     except OSError as exc:
-        raise UsageError("--out %s: %s; pick a directory you can write" % (args.out, exc.strerror or exc)) from None
+        raise UsageError("--out %s: %s; pick a directory you can write" % (escape(args.out), exc.strerror or exc)) \
+            from None
     summary = report["summary"]
     result = envelope.new_report(args.inputs, changed=bool(written), out=args.out, files=written, summary=summary,
                                  counts={"hosts": summary["hosts_total"]})
@@ -52,4 +54,4 @@ def _print_merged(result, out):
     summary = result["summary"]
     out.write("merged %d report input(s): %d host(s), %d with findings, %d error (%d unreachable), %d clean -> %s\n"
               % (len(result["roots"]), summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"],
-                 summary["hosts_unreachable"], summary["hosts_clean"], result["out"]))
+                 summary["hosts_unreachable"], summary["hosts_clean"], escape(result["out"])))

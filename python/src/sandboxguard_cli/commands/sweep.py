@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard sweep` and `sandboxguard watch`: Docker sandboxes, now and on container stop."""
 import os
-import sys
 
 from sandboxguard import docker_engine, owners
 from sandboxguard import sweep as sweepmod
+from sandboxguard.text import escape, one_line
 
 from .. import output
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
@@ -29,7 +29,7 @@ def _scope_args(parser):
                         help="an extra <sandbox>/docker root the operator names (repeatable)")
     parser.add_argument("--method", choices=sweepmod.METHODS, default="native",
                         help="native: walk on this host (needs root); container: a disposable hardened container")
-    parser.add_argument("--image", help="image for --method container (needs find, chown, chmod, ls, sort, sh)")
+    parser.add_argument("--image", help="image for --method container (needs find, chown, chmod, ls, sort, od, sh)")
     parser.add_argument("--owner", metavar="USER[:GROUP]",
                         help="ownership return target, names or ids; USER alone means its primary group "
                              "(default: each sandbox's owner)")
@@ -73,7 +73,7 @@ def _connect(args):
     try:
         return docker_engine.connect(args.docker_host)
     except docker_engine.EngineError as exc:
-        print("sandboxguard %s: %s" % (args.command, exc), file=sys.stderr)
+        output.error_line("sandboxguard %s" % args.command, str(exc))
         return None
 
 
@@ -94,29 +94,31 @@ def run_sweep(args):
 
 
 def print_human(result, out):
+    """The people's view of a sweep: every name through text.escape, every message one line."""
     engine = result["engine"]
     if engine["reason"]:
-        out.write("engine: %s\n" % engine["reason"])
+        out.write("engine: %s\n" % one_line(engine["reason"]))
     for root in result["root_sources"]:
-        out.write("root: %s (%s)\n" % (root["realpath"], root["source"]))
+        out.write("root: %s (%s)\n" % (escape(root["realpath"]), one_line(root["source"])))
     for refused in result["refused_roots"]:
-        out.write("refused root: %s: %s\n" % (refused["path"], refused["reason"]))
+        out.write("refused root: %s: %s\n" % (escape(refused["path"]), one_line(refused["reason"])))
     for container in result["containers"]:
         for mount in container["mounts"]:
             mark = "IN " if mount["in_scope"] else "out"
             out.write("%s %s %s -> %s: %s\n" % (
-                mark, container["name"] or container["id"], mount["source"], mount["destination"], mount["reason"]))
+                mark, escape(container["name"] or container["id"]), escape(mount["source"]),
+                escape(mount["destination"]), one_line(mount["reason"])))
     for sandbox in result["sandboxes"]:
         parts = []
         for step in sandbox["steps"]:
             if not step["ran"]:
-                parts.append("%s skipped (%s)" % (step["step"], step.get("skipped") or step["error"]))
+                parts.append("%s skipped (%s)" % (step["step"], one_line(step.get("skipped") or step["error"])))
                 continue
             report = step["report"] or {}
             n = len(report.get("files", ()))
             state = "complete" if step["complete"] else "INCOMPLETE"
             parts.append("%s %s, %d listed" % (step["step"], state, n))
-        out.write("swept %s [%s]: %s\n" % (sandbox["path"], sandbox["method"], "; ".join(parts) or "skipped"))
+        out.write("swept %s [%s]: %s\n" % (escape(sandbox["path"]), sandbox["method"], "; ".join(parts) or "skipped"))
     if result["changed"]:
         outcome = ", changes needed (dry run)" if result.get("dry_run") else ""
     else:
@@ -128,9 +130,9 @@ def _print_event(event):
     """One JSON line per event (without the full sweep report); warnings also on stderr."""
     output.json_line({k: v for k, v in event.items() if k not in ("report", "refused_roots")})
     for item in event.get("refused_roots", ()):
-        print("sandboxguard watch: refused root %s: %s" % (item["path"], item["reason"]), file=sys.stderr)
+        output.error_line("sandboxguard watch", "refused root %s: %s" % (escape(item["path"]), item["reason"]))
     for warning in event.get("warnings", ()):
-        print("WARNING: %s" % warning, file=sys.stderr, flush=True)
+        output.warning_line(warning, flush=True)
 
 
 def run_watch(args):
@@ -145,6 +147,6 @@ def run_watch(args):
     except KeyboardInterrupt:
         return EXIT_OK
     except docker_engine.EngineError as exc:
-        print("sandboxguard watch: %s" % exc, file=sys.stderr)
+        output.error_line("sandboxguard watch", str(exc))
         return EXIT_FINDINGS
     return EXIT_FINDINGS  # the engine closed the stream: let systemd restart us

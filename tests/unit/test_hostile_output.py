@@ -1,0 +1,140 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Human output and log lines with names an agent picks (issue 19 item 5): one line per thing.
+
+Every printer of the CLI, the guard's line and log, the leak lines and the library's
+messages: a name holding a newline, an escape sequence, BEL or bytes that are not UTF-8
+shows through text.escape, never raw; --json and the event lines are strict UTF-8 with
+the names lossless (text.for_result).
+"""
+import base64
+import io
+import json
+import os
+
+from sandboxguard import guard as guardmod
+from sandboxguard import leaks
+from sandboxguard.text import escape, from_result
+from sandboxguard_cli import output
+from sandboxguard_cli.commands import bwrap_probe as bwrap_cli
+from sandboxguard_cli.commands import fetch as fetch_cli
+from sandboxguard_cli.commands import leaks as leaks_cli
+from sandboxguard_cli.commands import sweep as sweep_cli
+
+BAD = os.fsdecode(b"/srv/h/sandboxes/docker/t\xff/w/bad\xff\xfe")
+FORGED = "/srv/h/two\nWARNING: forged line\x1b[2J\x07"
+NAMES = [BAD, FORGED, "/srv/h/<script>]]>&amp;"]
+
+
+def _clean(text):
+    """No raw control character, no lone surrogate: what a terminal or a journal can take."""
+    assert "\x1b" not in text and "\x07" not in text, text
+    text.encode("utf-8")
+
+
+def _printed(printer, report):
+    out = io.StringIO()
+    printer(report, out)
+    text = out.getvalue()
+    _clean(text)
+    return text
+
+
+def test_guard_line_and_log_are_one_line_each():
+    for path in NAMES:
+        record = guardmod.file_record({"path": path, "actions": ["setuid"], "mode_before": "04755",
+                                       "mode_after": "0755", "caps_before": "cap\n\x1b", "error": "E\nX"}, 3.0,
+                                      "event")
+        line = guardmod.human_line(record)
+        assert "\n" not in line and escape(path) in line
+        _clean(line)
+    logged = []
+    guard = guardmod.Guard(lambda: ([], []), lambda record: None, logged.append)
+    guard.log("root %s gone" % FORGED)
+    assert logged == ["root /srv/h/two\\nWARNING: forged line\\x1b[2J\\x07 gone"]
+
+
+def test_json_output_is_strict_utf8_with_every_name_lossless():
+    out = io.StringIO()
+    output.emit({"roots": [BAD], "files": [{"path": p} for p in NAMES], "warnings": []}, True, None, out=out)
+    text = out.getvalue()
+    text.encode("ascii")
+    assert "\\udc" not in text.lower()
+    doc = json.loads(text)
+    assert [f["path"] for f in from_result(doc)["files"]] == NAMES
+    assert base64.b64decode(doc["roots_b64"][0]) == os.fsencode(BAD)
+    line = io.StringIO()
+    output.json_line({"event": "die", "swept": NAMES}, out=line)
+    assert line.getvalue().count("\n") == 1 and from_result(json.loads(line.getvalue()))["swept"] == NAMES
+
+
+def test_warning_lines_are_one_line_each():
+    err = io.StringIO()
+    output.emit({"warnings": ["sandbox %s: skipped" % FORGED, "x %s" % BAD], "complete": True}, False,
+                lambda report, out: None, err=err)
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 2 and all(line.startswith("WARNING: ") for line in lines)
+    _clean(err.getvalue())
+
+
+def test_sweep_printer_escapes_every_name():
+    result = {"engine": {"reason": "engine\nsays"}, "changed": False, "warnings": [],
+              "root_sources": [{"realpath": BAD, "source": "profile p\n of x"}],
+              "refused_roots": [{"path": FORGED, "reason": "goes through a symlink (a -> b\n)"}],
+              "containers": [{"name": "c1", "id": "0123", "mounts": [
+                  {"in_scope": True, "source": FORGED, "destination": "/w\n", "reason": "bind below %s" % BAD}]}],
+              "sandboxes": [{"path": BAD, "method": "native", "steps": [
+                  {"step": "chown", "ran": False, "skipped": "no\nowner", "error": None}]}]}
+    text = _printed(sweep_cli.print_human, result)
+    assert len(text.splitlines()) == 6
+    assert escape(BAD) in text and escape(FORGED) in text
+
+
+def test_leak_lines_and_printer_escape_paths_entries_and_errors():
+    report = {"leaks": 2, "complete": False, "baseline": None,
+              "findings": [{"kind": "cron_job", "path": BAD, "reason": "job: %s" % escape(FORGED)},
+                           {"kind": "hermes_script", "path": FORGED, "reason": "script"}],
+              "errors": [{"path": FORGED, "op": "read", "error": "EIO\nx"}]}
+    lines = leaks.finding_lines(report)
+    assert lines == ["cron_job %s: job: %s" % (escape(BAD), escape(FORGED)),
+                     "hermes_script %s: script" % escape(FORGED)]
+    text = _printed(leaks_cli.print_human, report)
+    assert len(text.splitlines()) == 4
+
+
+def test_fetch_printer_escapes_the_names_from_the_sandbox():
+    fetched = {"fetched": True, "src": FORGED, "dest": BAD, "size": 1, "sha256": "00", "mode": "0644",
+               "changed": True, "remote_mode": "04755", "bytes_received": 1, "elapsed": 0.1}
+    assert len(_printed(fetch_cli._print_human, fetched).splitlines()) == 3
+    refused = {"fetched": False, "src": FORGED, "stage": "pass2", "refused_code": "denylisted",
+               "refused": "resolved to %s: no" % BAD, "bytes_received": 0, "elapsed": 0.1}
+    assert len(_printed(fetch_cli._print_human, refused).splitlines()) == 2
+
+
+def test_bwrap_printer_escapes_paths_and_messages():
+    report = {"ok": False, "reason": "version", "message": "too\nold", "remediation": "install",
+              "remediation_text": "apt\x1b", "min_version": "0.9.0", "user": None,
+              "bwrap": {"path": FORGED, "version": "0.8\n", "setuid": False}, "prlimit": {"path": BAD},
+              "userns": {"max_user_namespaces": 1, "unprivileged_userns_clone": None, "apparmor_restrict": None},
+              "isolation": [{"name": "user_namespace", "status": "fail", "detail": "no\nway"}],
+              "errors": [{"path": BAD, "error": "E\nX"}]}
+    text = _printed(bwrap_cli._print_human, report)
+    assert len(text.splitlines()) == 8 and escape(FORGED) in text
+
+
+def test_scope_reasons_and_root_sources_escape_agent_names(tmp_path):
+    from sandboxguard import audit, sandboxes
+
+    home = os.path.join(os.fsencode(str(tmp_path)), b"h")
+    os.makedirs(os.path.join(home, b"profiles", b"p\nforged\xff"))
+    _names, sources = audit.agent_accounts([os.fsdecode(home)])
+    whys = [why for found in sources.values() for why in found]
+    assert all("\n" not in why for why in whys) and [why for why in whys if "p\\nforged\\xff" in why], whys
+    roots = sandboxes.derive_sandbox_roots([os.fsdecode(home)], None, (), {os.fsdecode(home): ["p\nforged"]})
+    assert [r["source"] for r in roots][-1] == "profile p\\nforged of %s" % escape(os.fsdecode(home))
+    roots = [{"path": "/srv/h/sandboxes/docker", "realpath": "/srv/h/sandboxes/docker", "source": "x"}]
+    for real, kind in ((FORGED, "missing"), ("/srv/h/sandboxes/docker/" + BAD, "dir"), (BAD, "dir")):
+        decision = sandboxes.mount_scope({"Type": "bind", "Source": real, "Destination": "/w"}, roots,
+                                         lambda path: path, lambda path, kind=kind: kind)
+        assert "\n" not in decision["reason"] and decision["source"] == real, decision
+        decision["reason"].encode("utf-8")
