@@ -41,4 +41,4 @@ sync:
 	@python3 tools/sync_module_utils.py
 
 clean:
-	rm -rf .cache/collections .cache/sanity .pytest_cache .ruff_cache tests/output build/docs
+	rm -rf .cache/collections .cache/sanity .pytest_cache .ruff_cache tests/output build/docs .nox
