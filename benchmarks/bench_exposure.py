@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """How long does a file a container makes privileged stay privileged on the host, with the guard?
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Benchmark the fleet playbooks against a raw find play over 5, 10, 20 and 40 hosts (issue 12, item 8).
 

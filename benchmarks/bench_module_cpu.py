@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """CPU time of one module run on a host, AnsiballZ payload and all (issue 12, item 1).
 

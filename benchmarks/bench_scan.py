@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Benchmark sandboxguard's privileged-file walker against GNU find and getcap (issue 3).
 

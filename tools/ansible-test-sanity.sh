@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Run `ansible-test sanity` on this checkout, offline but for PyPI.
 #
 #   tools/ansible-test-sanity.sh                  # every sanity test, target Pythons 3.9..3.13

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 #
 # Fetch the upstream bubblewrap release tarball that Debian's trixie source package

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Build the local test images without a registry: debootstrap a Debian minbase rootfs,
 # then `tar | docker import` it. Each image carries the sha256 of its recipe in the label
 # org.sandboxguard.recipe-sha256; an image whose label matches the current recipe is

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # cached-venv.sh DIR PYTHON REQUIREMENTS: make DIR a venv of PYTHON with `pip install -r
 # REQUIREMENTS`, or reuse it when neither the file nor the interpreter changed since (a stamp
 # in DIR holds their hash). Used by tools/run-tests.sh (pythons, controllers) and

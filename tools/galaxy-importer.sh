@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Build the collection tarball and run galaxy-importer on it, as Galaxy / Automation Hub would
 # on upload: offline, with the importer's defaults (ansible-test off, ansible-lint and
 # ansible-doc on). Then flake8 with the importer's own settings on the tarball's Python files:

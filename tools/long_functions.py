@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """List the functions, methods and classes longer than N lines in python/src and plugins.
 

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Cut a release: tools/release.sh VERSION [--no-commit] [--skip-import]
 #
 #   1. checks VERSION is semantic (X.Y.Z) and newer than galaxy.yml's, the tree is clean and

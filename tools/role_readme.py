@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Each role's README variable table, generated from its meta/argument_specs.yml.
 
@@ -45,6 +45,8 @@ def options(role):
 
 def markup(text):
     """ansible-doc markup (C(), O(), V(), M(), I(), B(), L(), U()) as Markdown; cells stay one line."""
+    # O(fqcn#type:option) names another plugin's option: `option` of `fqcn`
+    text = re.sub(r"O\(([\w.]+)#\w+:([^)]*)\)", r"`\2` of `\1`", text)
     text = re.sub(r"[COVMP]\(([^)]*)\)", r"`\1`", text)
     text = re.sub(r"I\(([^)]*)\)", r"*\1*", text)
     text = re.sub(r"B\(([^)]*)\)", r"**\1**", text)

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Run every test layer in order, keep going after a failing one, time each, print a
 # summary table and one closing line `layers: N passed, M failed`; exit 1 if any failed.
 # `make test` runs this after setup, the engine and the images (docs/testing.md).
@@ -13,12 +16,19 @@
 #   sanity       tools/ansible-test-sanity.sh on each controller, and shellcheck on tools/ images/ .ci/run
 #   lint         ansible-lint (production profile, .ansible-lint)
 #   importer     galaxy-importer on the built tarball (tools/galaxy-importer.sh)
+#   extra        the community's extra checks: antsibull-nox sessions, the tarball's contents, line ends
+#                (tools/extra-checks.sh)
+#   docs         antsibull-docs lint-collection-docs (docs-lint); the docs site built and opened in
+#                headless Chromium (docs-site) (tools/docs.sh)
+#   installed    the built tarball installed into an empty collections path and the audit and
+#                remediate playbooks run from it, one step per controller (tests/installed)
 #   molecule     molecule test, one step per molecule/<scenario>/
 #
 # After sync, ruff and unit, the steps run in two lanes side by side (see "Two lanes" below):
 # the machine lane (integration on each controller, the molecule scenarios that mount
 # docker.sock) one step at a time in the foreground, the isolated lane (venvs, pythons,
-# sanity, shellcheck, lint, importer, the other molecule scenarios) one at a time beside it.
+# sanity, shellcheck, lint, importer, extra, docs, installed, the other molecule scenarios) one at a
+# time beside it.
 #
 # Controllers: ansible-core 2.19 is .venv (requirements/dev.txt); each
 # requirements/controller-X.Y.txt names another core and its Python (`# controller:` line)
@@ -48,12 +58,12 @@ export MOLECULE_GLOB=${MOLECULE_GLOB:-molecule/*/molecule.yml}
 # Logs are read as files: no colour codes.
 export NO_COLOR=1 PY_COLORS=0 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0
 
-all_layers=(sync ruff unit pythons integration sanity lint importer molecule)
+all_layers=(sync ruff unit pythons integration sanity lint importer extra docs installed molecule)
 read -r -a wanted <<<"$(printf '%s' "${SANDBOXGUARD_LAYERS:-${all_layers[*]}}" | tr ',' ' ')"
 for w in "${wanted[@]}"; do
   case " ${all_layers[*]} " in
     *" ${w%%:*} "*) ;;
-    *) echo "SANDBOXGUARD_LAYERS: unknown layer '$w' (known: ${all_layers[*]}; molecule:NAME, pythons:X.Y, sanity:X.Y and integration:X.Y select one step)" >&2; exit 2 ;;
+    *) echo "SANDBOXGUARD_LAYERS: unknown layer '$w' (known: ${all_layers[*]}; molecule:NAME, pythons:X.Y, sanity:X.Y, integration:X.Y and installed:X.Y select one step)" >&2; exit 2 ;;
   esac
 done
 # wants LAYER [STEP] -> whether this layer (or this step of it) was asked for
@@ -149,7 +159,8 @@ for c in "${cores[@]}"; do
   esac
 done
 # Layers whose steps run Ansible from .venv unless a step says otherwise.
-declare -A layer_core=([integration]=$base_core [sanity]=$base_core [lint]=$base_core [importer]=$base_core [molecule]=$base_core)
+declare -A layer_core=([integration]=$base_core [sanity]=$base_core [lint]=$base_core [importer]=$base_core
+  [extra]=$base_core [docs]=$base_core [installed]=$base_core [molecule]=$base_core)
 core_of() { echo "${step_core[$2]:-${layer_core[$1]:--}}"; }
 
 # cached_venv DIR PYTHON REQUIREMENTS: (re)made only when the file or the interpreter changed.
@@ -246,7 +257,7 @@ plan() { planned+=("$1 $2"); }
 newer_cores=()   # the controllers whose venv some step needs
 for c in "${cores[@]}"; do
   [ "$c" = "$base_core" ] && continue
-  if wants_core integration "$c" || wants_core sanity "$c"; then
+  if wants_core integration "$c" || wants_core sanity "$c" || wants_core installed "$c"; then
     newer_cores+=("$c")
     step_core[venv-$c]=$c
     plan controllers "venv-$c"
@@ -284,6 +295,18 @@ done
 if wants sanity; then step_core[shellcheck]=-; plan sanity shellcheck; fi
 wants lint && plan lint ansible-lint
 wants importer && plan importer galaxy-importer
+wants extra && plan extra extra-checks
+wants docs && { plan docs docs-lint; plan docs docs-site; }
+# installed: one step per controller (installed, installed-2.20, ...), like sanity
+installed_cores=()
+for c in "${cores[@]}"; do
+  wants_core installed "$c" || continue
+  installed_cores+=("$c")
+  name=installed-$c
+  [ "$c" = "$base_core" ] && name=installed
+  step_core[$name]=$c
+  plan installed "$name"
+done
 # molecule: one step per scenario. A scenario that mounts the host's docker.sock sees every
 # container of the engine and what the engine does: it belongs to the machine lane below.
 engine_scenarios=()
@@ -355,6 +378,18 @@ isolated_lane() {
   wants sanity && lane_step isolated shellcheck shellcheck -S warning tools/*.sh images/*.sh .ci/run
   wants lint && lane_step isolated ansible-lint .venv/bin/ansible-lint
   wants importer && lane_step isolated galaxy-importer bash tools/galaxy-importer.sh
+  wants extra && lane_step isolated extra-checks bash tools/extra-checks.sh
+  if wants docs; then
+    lane_step isolated docs-lint bash tools/docs.sh lint
+    lane_step isolated docs-site bash tools/docs.sh test
+  fi
+  # Their own containers (uniquely named, labelled; SSH on free ports), so beside the machine lane.
+  for c in "${installed_cores[@]}"; do
+    name=installed-$c
+    [ "$c" = "$base_core" ] && name=installed
+    if ! venv_ready "$c"; then fail_file "$name" "no venv for ansible-core $c (see the venv-$c step)"; continue; fi
+    lane_step isolated "$name" env SANDBOXGUARD_INSTALLED_CONTROLLERS="$c" .venv/bin/pytest -p no:cacheprovider tests/installed
+  done
   for scenario in "${own_scenarios[@]}"; do
     lane_step isolated "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
   done

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) sandboxguard contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Set up a checkout on a fresh Debian machine, as root: Debian packages, the .venv from
 # pinned requirements, the library installed into it, and the collection made visible
 # to Ansible at .cache/collections/ansible_collections/sandboxguard/boundary.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Which ansible-core controllers we test, in one place, and the README row that says so.
 

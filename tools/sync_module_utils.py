@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# Copyright: sandboxguard contributors
-# Apache-2.0 (see python/LICENSE)
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """Copy python/src/sandboxguard/ into plugins/module_utils/sandboxguard/.
 
 The library lives once, in python/src/sandboxguard/. Ansible modules import it as

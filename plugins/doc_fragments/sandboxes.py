@@ -1,5 +1,6 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Options shared by the modules that scope Docker sandboxes."""
 
 

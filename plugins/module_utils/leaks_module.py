@@ -1,5 +1,6 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Module-side glue shared by leaks_info and leaks_remove: the options that find leaks, one spec.
 
 Documented once, in plugins/doc_fragments/leaks.py (``extends_documentation_fragment:

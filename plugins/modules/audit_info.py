@@ -1,6 +1,7 @@
 #!/usr/bin/python
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 
 DOCUMENTATION = r"""
 module: audit_info
@@ -136,7 +137,8 @@ options:
     default: 20
 notes:
   - Reading every file needs root (C(become)); the Docker engine needs the Docker SDK for Python on the host.
-  - The role M(sandboxguard.boundary.boundary_audit) runs this module on every host and writes the reports.
+  - The role R(sandboxguard.boundary.boundary_audit,ansible_collections.sandboxguard.boundary.boundary_audit_role)
+    runs this module on every host and writes the reports.
 seealso:
   - module: sandboxguard.boundary.setid_strip
   - module: sandboxguard.boundary.sandbox_mounts_info

@@ -1,6 +1,7 @@
 #!/usr/bin/python
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 
 # This is a virtual module: it is entirely implemented by the action plugin of the same
 # name (plugins/action/audit_report.py), which runs on the controller. This file carries

@@ -1,6 +1,7 @@
 #!/usr/bin/python
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 
 DOCUMENTATION = r"""
 ---

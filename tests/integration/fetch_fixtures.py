@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Real sandboxes for the fetch integration tests: an sshd on 127.0.0.1 and a container.
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """A fleet of test hosts for the fleet test and the fleet benchmark.
 
@@ -181,7 +181,7 @@ class Fleet:
         for i in range(docker_count + ssh_count):
             kind = "docker" if i < docker_count else "ssh"
             images = DOCKER_IMAGES if kind == "docker" else SSH_IMAGES
-            name = "%s-%s%02d" % (prefix, "d" if kind == "docker" else "s", i)
+            name = "%s-%s%02d" % (self.prefix, "d" if kind == "docker" else "s", i)
             seeded = seed_every > 0 and i % seed_every == 0
             self.hosts.append(Host(name, i, kind, images[i % len(images)], seeded=seeded, extra=i % 3 == 0))
         self.key = os.path.join(self.dir, "id_ed25519")

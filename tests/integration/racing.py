@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Race tests of the root side: an unprivileged attacker swaps components of its own tree
 while root runs one library operation in a loop; no victim outside the tree may change.

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The audit and remediate playbooks over docker-connection hosts and a host whose Docker engine answers.
 

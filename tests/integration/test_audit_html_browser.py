@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The HTML report in a real browser: headless Chromium renders it offline and takes a screenshot.
 

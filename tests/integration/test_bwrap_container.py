@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The probe inside Docker containers: what each container option does to bwrap, and that every
 failure comes back as a reason with a fix, never a traceback.

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """bwrap on this Debian 12 host: a real 0.12.0 built from Debian's trixie source, probed as a
 real unprivileged user with every isolation check green; Debian's own 0.8.0 fails the version check.

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """An execution environment with the collection, built for real and used the way AWX uses it
 (issue 12, item 6).

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """fdmount and staging on real mounts: binds made from descriptors keep the flags of the mount
 they come from, on every kernel interface (the new mount API, without mount_setattr, without

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """safe_fetch (action plugin) over Ansible's own ssh connection to a real sshd on 127.0.0.1.
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """safe_fetch over the community.docker.docker connection: same protocol, same checks, same result shape."""
 import hashlib

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """safe_fetch over the ansible.builtin.local connection (the sandbox is this machine)."""
 import hashlib

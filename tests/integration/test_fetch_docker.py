@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """fetch into a real container (sandboxguard/debian:12, --network none) with the Docker SDK exec transport."""
 import hashlib

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """fetch_fixtures.ensure_ssh_user puts every property the fetch tests rely on in place,
 whatever state the machine left the test user in (issue 10 item 21)."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """fetch over a real sshd on 127.0.0.1 with the paramiko transport (library and CLI).
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The fleet playbooks over 30 docker-connection hosts and 3 SSH hosts (issue 12, item 7).
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The guard on real files with a real fanotify mark, as root: what it strips, how fast,
 what it never follows, and how it recovers from a lost event queue."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The role sandbox_sweep's nosuid mounts and guard on this host (no systemd): the roots get
 mounted nosuid,nodev (idempotently), missing roots are named, a refused root (a symlink in a

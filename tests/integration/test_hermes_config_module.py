@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """terminal_home and the bwrap role's hermes_config settings on one Hermes home, as Ansible runs them.
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """leaks_info and leaks_remove as Ansible runs them (issue 19 item 6): by default they look at
 the accounts that run agents, as the fleet audit does, and root's own cron job is never

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """nosuid_mount as Ansible runs it, on real mounts: mount, idempotence, check mode, persistence
 (the boot unit, its program and list; 1.0.0's units and fstab lines migrated), unmount, refusal

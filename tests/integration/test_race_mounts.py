@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Issue 19, items 2 and 3, raced: the nosuid mounts (mount, remount, unmount, what persists them
 at boot, a refused root, a root's name in a unit) and the sweep's container method and owner,

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Leak removal and the leak scope raced by an unprivileged attacker swapping components of
 its own tree (tests/integration/racing.py; issue 19, rows ``leaks_remove._move`` and

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The descriptor primitives every root-side writer uses (safefs, atomicfile), raced by an
 unprivileged attacker swapping components of its own tree (tests/integration/racing.py)."""

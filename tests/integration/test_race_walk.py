@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The root-side operations that walk or read an agent's tree (the walker, the guard's
 single-file fix, the fleet audit's walk and the leak audit's reads), raced by an

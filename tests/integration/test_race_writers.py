@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The root-side writers of the Hermes home and the eval tools, raced by an unprivileged
 attacker swapping components of its own tree (tests/integration/racing.py; issue 19).

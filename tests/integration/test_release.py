@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """tools/release.sh on a scratch clone: one command gives the release commit, tag, changelog and tarball.
 

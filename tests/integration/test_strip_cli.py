@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard scan|strip`: exit codes, --json, one-line errors, people's output."""
 import base64

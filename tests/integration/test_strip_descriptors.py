@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Descriptor exhaustion: a tree a container can build (two directories per level, one with
 a setuid file, one with the next level, 1,500 to 2,000 deep) is walked to the end under

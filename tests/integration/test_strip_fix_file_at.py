@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """strip.fix_file_at: one file fixed through a held directory fd (the real-time guard's path)."""
 import os

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Our capability text equals what the real getcap (libcap2-bin) prints for the same files."""
 import os

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Ownership return and hard links (issue 19 item 6): where fs.protected_hardlinks is 0 (the
 kernel's own default), any user can hard-link a root file it cannot even read into its

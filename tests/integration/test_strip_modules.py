@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """setid_strip and file_caps as Ansible runs them: check mode, diff, idempotence, failures."""
 import base64

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Roots opened component by component: no symlink anywhere in a root's path however it is
 spelled, the walk starts from the proven descriptor, bind mounts of system dirs refused."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """SIGTERM/SIGINT to `sandboxguard strip` stops its forked walkers with it: once the CLI
 has exited nothing changes any more and none of its processes is left."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The seeds' attack on a real engine, and the sweep that undoes it (native and container)."""
 import hashlib

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """sandbox_mounts_info and sandbox_sweep as Ansible runs them, against a real engine."""
 import json

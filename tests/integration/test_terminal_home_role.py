@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The role terminal_home through ansible-playbook on this host: check mode says what a real run would do."""
 import json

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The line editor's output is the intended YAML, as PyYAML and ruamel.yaml read it.
 

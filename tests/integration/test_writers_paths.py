@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """A Hermes home reached through a symlink: followed when only root could have made it
 (/home a link to /data/home), refused with the real path when the agent could have."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """docs/architecture.md lists every root-side operation on an agent-writable location with
 its race test: every test it names exists (a renamed or dropped test fails here)."""

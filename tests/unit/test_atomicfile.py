@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The library's one atomic write (sandboxguard.atomicfile), and that the writers use it."""
 import os

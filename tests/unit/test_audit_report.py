@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The fleet audit reports: records, summary, JSON (against the schema), JUnit, HTML, merge of slices."""
 import json

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """bubblewrap facts: versions, stderr classification, fake hosts, the never-as-root rule."""
 import os

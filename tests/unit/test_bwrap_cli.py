@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard bwrap-probe`: bad input is one line on stderr and exit 2, never a traceback."""
 import json

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Hermes bubblewrap plugin settings: the rules seed 004 states, checked before writing config.yaml."""
 import pytest

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Decoding security.capability (vfs_cap_data revisions 1, 2, 3) into getcap's text."""
 import struct

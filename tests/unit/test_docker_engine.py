@@ -1,3 +1,5 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """One Docker client helper: the same missing-SDK text from the sweep and the fetch transport."""
 import builtins
 import sys

@@ -1,3 +1,5 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """One name for "change nothing, say what would change": dry_run (check: deprecated alias)."""
 import inspect
 import os

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """eval_tools: the crontab shim and the eval-run wrapper installed through descriptors
 (raced in tests/integration/test_race_writers.py)."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """fetch: the pure parts. Denylist (pass 1 and pass 2), names, marker output, decoding."""
 import base64

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard fetch`: option parsing and exit codes (the --local channel; ssh and docker are integration)."""
 import json

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """forked.fork_json: a stop signal that reaches a forked walker at any instant unwinds it
 and is reported, never swallowed."""

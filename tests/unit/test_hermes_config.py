@@ -1,3 +1,5 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """Key paths in a Hermes config.yaml (yamlconf.set_path) and hermes_config.set_config."""
 import os
 import stat

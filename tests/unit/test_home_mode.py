@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """TERMINAL_HOME_MODE: normalisation, precedence, env application, protected homes."""
 import os

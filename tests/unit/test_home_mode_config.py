@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Setting terminal.home_mode in config.yaml and TERMINAL_HOME_MODE in .env, text in, text out."""
 import os

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """AWX-style inputs, one table: what the as_list / as_bool / as_value filters and modules read."""
 import pytest

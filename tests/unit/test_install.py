@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """install.install_tree: the library and CLI tree written in one call, only what differs,
 atomically, never through a symbolic link, pruning only what it owns."""

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Leak audit over a fake host: spool, homes and a temp dir under a temp directory."""
 import json

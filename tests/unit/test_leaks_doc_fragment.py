@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """leaks_info and leaks_remove document their shared options once (doc fragment sandboxguard.boundary.leaks)
 and take them from one argument spec; ansible-doc shows both modules the same text."""

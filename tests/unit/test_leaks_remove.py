@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Leaks taken out of service: moved into the quarantine, cron lines out of the table, nothing lost."""
 import os

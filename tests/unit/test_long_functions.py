@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """No function in python/src or plugins is over 80 lines unless it says why it reads better whole."""
 import importlib.util

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Parsing /proc/self/mountinfo: octal escapes, any bytes, nested mount points."""
 from sandboxguard import mountinfo

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """nosuid's pure parts: mountinfo reading, the boot unit's text (escaped so no path text adds a
 line or a specifier), the list of roots, 1.0.0's persistence read back, and per-root refusal."""

@@ -1,3 +1,5 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """Owners resolved once (sandboxguard.owners), and the CLI's --chown-to and --owner agree."""
 import grp
 import pwd

@@ -1,3 +1,5 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """python/README.md names the library's public API; every name it lists exists."""
 import importlib
 import os

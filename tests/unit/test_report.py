@@ -1,3 +1,5 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """The one report envelope (sandboxguard.report): shape, errors, modes, merge."""
 import errno
 import os

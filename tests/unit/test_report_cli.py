@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard report merge --out DIR IN...`: slices in, one set of reports out, exit code by status."""
 import json

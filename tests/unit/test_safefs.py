@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """safefs: the descriptor primitives of the root side (raced in tests/integration/test_race_safefs.py)."""
 import errno

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """safemove: a file, link or tree moved between held directories through descriptors; the
 copy across file systems is called directly here (tests/integration/test_race_quarantine.py

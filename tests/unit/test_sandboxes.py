@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Scope of a Docker sandbox sweep: only host-derived roots, decided on realpaths (pure)."""
 import os

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The roots options (hermes_home, sandbox_dir, roots) are documented the same way for the sweep's
 modules (fragment sandboxguard.boundary.sandboxes) and for nosuid_mount (its ROOTS part), and

@@ -1,3 +1,5 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
 """sweep.watch and sweep.sweep without the CLI and without an engine: a fake engine object.
 
 The fake has the small interface the library uses (docker_engine's engine_info,

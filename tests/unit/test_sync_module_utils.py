@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The module_utils copy is the library byte for byte, plus one GENERATED line."""
 import importlib.util

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Print {relative path: {type, uid, gid, mode, caps, sha256}} for each tree given, as JSON.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/__init__.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """sandboxguard: close the holes an agent sandbox leaves in its host.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/audit.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The fleet audit on one host: all four boundaries in one read-only pass.
 

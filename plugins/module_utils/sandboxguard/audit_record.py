@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/audit_record.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The fleet audit's names and one host's record: what runs on every audited host.
 

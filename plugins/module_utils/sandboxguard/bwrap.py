@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/bwrap.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Facts about bubblewrap on a host, and a probe of the real sandbox as the agent user.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/credentials.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The one list of credential stores, and the rules that match a path against it.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/crontab.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """A crontab that behaves like Debian's and writes into the eval run directory.
 

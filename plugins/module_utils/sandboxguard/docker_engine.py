@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/docker_engine.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The Docker engine, through the Docker SDK for Python (imported only when used).
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/eval_tools.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Installing the eval-run tools (the crontab shim, the eval-run wrapper) through descriptors.
 

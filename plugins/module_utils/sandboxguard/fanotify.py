@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/fanotify.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """fanotify(7) through ctypes: the raw binding the guard needs, and nothing more.
 

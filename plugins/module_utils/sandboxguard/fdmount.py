@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/fdmount.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Mounts made through descriptors, never by path; and the boot program that re-makes the
 nosuid,nodev bind mounts at boot (``sandboxguard-nosuid``).

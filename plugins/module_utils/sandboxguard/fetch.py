@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/fetch.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Fetch one file back from a remote sandbox: guarded, size-capped, sanitised on arrival.
 

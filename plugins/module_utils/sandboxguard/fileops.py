@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/fileops.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """What a strip does to ONE regular file, and the one parameters object of a strip.
 

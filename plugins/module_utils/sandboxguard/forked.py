@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/forked.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Forked walkers: a child that runs a walk and hands back its report as JSON on a pipe.
 

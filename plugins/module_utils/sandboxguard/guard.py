@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/guard.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The guard: strip what a container makes privileged under the sandbox roots, as it happens.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/hermes_config.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Set keys in a Hermes ``config.yaml``, keeping every comment, key order and quote.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/home_mode.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """TERMINAL_HOME_MODE: which HOME an agent's terminal children get, and eval isolation.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/install.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Install a tree of text files (the library and the CLI) under one directory in one call.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/leaks_remove.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The remedy for what leaks.audit finds: take each leak out of service, reversibly.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/proc.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The library's one door to child processes: every ``subprocess`` call goes through here.
 

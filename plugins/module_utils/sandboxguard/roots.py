@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/roots.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Which paths may be walked and changed at all, and the descriptor a walk starts from.
 

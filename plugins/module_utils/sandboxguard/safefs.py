@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/safefs.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Root-side file operations through proven descriptors: the one way the library's root
 side reaches a file or directory it did not just walk to.

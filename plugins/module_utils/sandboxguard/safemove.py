@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/safemove.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Move a file, symlink or directory tree from a held directory to another one, through
 descriptors only, across file systems too (what leaks_remove quarantines with).

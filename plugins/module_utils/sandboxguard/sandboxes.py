@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/sandboxes.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Which directories a Docker sandbox sweep may touch: pure functions over inspect data.
 

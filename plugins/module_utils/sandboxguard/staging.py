@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/staging.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """A path the Docker engine may resolve for a directory in the agent's tree.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/strip.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Find and remove what a root container left privileged in a host directory.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/transport_docker.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """An exec channel into a container with the Docker SDK's exec API, for ``fetch.fetch``.
 

@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/walk.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The walk: directories, descriptors, the budget and the forked walkers sharing work.
 

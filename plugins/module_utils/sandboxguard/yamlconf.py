@@ -1,5 +1,5 @@
 # GENERATED from python/src/sandboxguard/yamlconf.py by tools/sync_module_utils.py: edit the source, not this copy.
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Set one nested key in a YAML file's text without a YAML library, keeping everything else.
 

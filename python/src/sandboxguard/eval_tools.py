@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Installing the eval-run tools (the crontab shim, the eval-run wrapper) through descriptors.
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """fanotify(7) through ctypes: the raw binding the guard needs, and nothing more.
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Mounts made through descriptors, never by path; and the boot program that re-makes the
 nosuid,nodev bind mounts at boot (``sandboxguard-nosuid``).

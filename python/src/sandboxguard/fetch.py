@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Fetch one file back from a remote sandbox: guarded, size-capped, sanitised on arrival.
 

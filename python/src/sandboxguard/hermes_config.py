@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Set keys in a Hermes ``config.yaml``, keeping every comment, key order and quote.
 

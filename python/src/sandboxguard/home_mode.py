@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """TERMINAL_HOME_MODE: which HOME an agent's terminal children get, and eval isolation.
 

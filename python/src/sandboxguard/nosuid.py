@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Sandbox roots as ``nosuid,nodev`` bind mounts of themselves on the host.
 

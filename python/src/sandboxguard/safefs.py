@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Root-side file operations through proven descriptors: the one way the library's root
 side reaches a file or directory it did not just walk to.

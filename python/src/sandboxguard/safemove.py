@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Move a file, symlink or directory tree from a held directory to another one, through
 descriptors only, across file systems too (what leaks_remove quarantines with).

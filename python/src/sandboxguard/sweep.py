@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Sweep Docker sandboxes: the seeds' teardown pass, for every in-scope bind mount.
 

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard bwrap-probe`: can the agent user run the bubblewrap sandbox, and does it isolate?"""
 import os

@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard report merge`: one set of fleet audit reports from the reports of AWX job slices."""
 from sandboxguard import audit_report

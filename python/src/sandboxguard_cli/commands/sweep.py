@@ -1,4 +1,4 @@
-# Copyright: sandboxguard contributors
+# Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard sweep` and `sandboxguard watch`: Docker sandboxes, now and on container stop."""
 import os
