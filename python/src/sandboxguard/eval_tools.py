@@ -29,8 +29,9 @@ def _same_at(dir_fd, name, text, mode):
     """Whether ``name`` in the held directory already is ours, a regular file with one link,
     holding ``text`` with ``mode`` (never opened when it is anything else)."""
     st = safefs.lstat_at(dir_fd, name)
-    if (st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_uid != os.geteuid()
-            or stat.S_IMODE(st.st_mode) != stat.S_IMODE(mode) or st.st_size != len(text)):
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_uid != os.geteuid():
+        return False
+    if stat.S_IMODE(st.st_mode) != stat.S_IMODE(mode) or st.st_size != len(text):
         return False
     try:
         data, now = safefs.read_at(dir_fd, name, limit=len(text) + 1, single_link=True)
