@@ -7,13 +7,11 @@ The rule lives once, in the library (sandboxguard.owners); this only turns its e
 a failed task.
 """
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import owners
 
 
 def resolve_owner(module, owner, group):
     """(uid, gid) for owner/group given as names or numbers; None when owner is None."""
-    try:
+    with input_errors_fail(module):
         return owners.resolve_owner(owner, group)
-    except ValueError as exc:
-        fail(module, str(exc))

@@ -7,6 +7,10 @@ The library already reports ``changed`` as Ansible's check mode means it (in a d
 would change), so the module passes it on. Warnings go through module.warn (Ansible's
 ``warnings`` list, shown by every callback); errors are the envelope's {path, op, error}.
 
+A library call that refuses its input raises ``errors.InputError`` (every refusal class of
+the library derives from it): a module runs its calls inside :func:`input_errors_fail`,
+which fails the task with that one line instead of a traceback.
+
 Every module leaves through :func:`exit_report`, :func:`exit_result` or :func:`fail`,
 and warns through :func:`warn` (``tests/unit/test_module_exits.py`` fails on a direct
 ``exit_json``/``fail_json``/``warn``): the result passes through ``text.for_result``
@@ -17,6 +21,9 @@ each warning through ``text.one_line`` (a newline in a name never starts a line)
 ``text.one_line``, so a config value with an escape sequence cannot drive the terminal.
 """
 
+import contextlib
+
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import (
     escape,
     for_result,
@@ -43,6 +50,16 @@ def fail(module, msg, **result):
     if "diff" in result:
         result["diff"] = diff_for_people(result["diff"])
     module.fail_json(msg=one_line(msg), **for_result(result))
+
+
+@contextlib.contextmanager
+def input_errors_fail(module, **result):
+    """Run library calls; bad input (``errors.InputError``: a refused path, a value out of its
+    choices, a file that is not what was asked) fails the task with its line and ``result``."""
+    try:
+        yield
+    except InputError as exc:
+        fail(module, str(exc), **result)
 
 
 def _diff_lines(text):

@@ -18,6 +18,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     warn,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
 
@@ -73,7 +74,7 @@ def check_owner(module, chown_to, owner, group):
     """chown_to as the walk takes it, or fail the task naming owner/group."""
     try:
         return stripmod.check_owner(chown_to)
-    except ValueError as exc:
+    except InputError as exc:
         who = owner if group is None else "%s group %s" % (owner, group)
         fail(module, "owner %s: %s" % (who, str(exc).replace("chown_to ", "")))
 
@@ -91,7 +92,7 @@ def run_walk_module(module, **kwargs):
             one_file_system=params["one_file_system"], prune_mounts=params["prune_mounts"], **kwargs)
     except RootRefused as exc:
         fail(module, "refused root %s" % exc, path=exc.path)
-    except ValueError as exc:
+    except InputError as exc:
         fail(module, str(exc))
     diff = report_diff(report) if module._diff and report["files"] else None
     if not report["complete"]:

@@ -214,7 +214,11 @@ status:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
+    exit_result,
+    fail,
+    input_errors_fail,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_record
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
 
@@ -253,16 +257,17 @@ def main():
     unknown = [c for c in checks if c not in audit_record.CHECKS]
     if unknown:
         fail(module, "checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
-    record = audit.audit_host(
-        checks=checks, paths=as_list(p["paths"]), hermes_homes=as_list(p["hermes_home"]),
-        sandbox_dir=as_value(p["sandbox_dir"]), docker=p["docker"], docker_host=as_value(p["docker_host"]),
-        budget=p["budget"], max_listed=p["max_listed"], home_mode=as_value(p["home_mode"]),
-        home_where=p["home_where"], profiles=p["profiles"], create_profile_home=p["create_profile_home"],
-        leak_users=as_list(p["leak_users"]), leak_tmp_patterns=as_list(p["leak_tmp_patterns"]) or None,
-        leak_min_age=p["leak_min_age"], leak_tmp_dir=p["leak_tmp_dir"], leak_spool_dir=p["leak_spool_dir"],
-        agent_user=as_value(p["agent_user"]),
-        bwrap_min_version=as_value(p["bwrap_min_version"]), bwrap_checks=as_list(p["bwrap_checks"]),
-        bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)")
+    with input_errors_fail(module):
+        record = audit.audit_host(
+            checks=checks, paths=as_list(p["paths"]), hermes_homes=as_list(p["hermes_home"]),
+            sandbox_dir=as_value(p["sandbox_dir"]), docker=p["docker"], docker_host=as_value(p["docker_host"]),
+            budget=p["budget"], max_listed=p["max_listed"], home_mode=as_value(p["home_mode"]),
+            home_where=p["home_where"], profiles=p["profiles"], create_profile_home=p["create_profile_home"],
+            leak_users=as_list(p["leak_users"]), leak_tmp_patterns=as_list(p["leak_tmp_patterns"]) or None,
+            leak_min_age=p["leak_min_age"], leak_tmp_dir=p["leak_tmp_dir"], leak_spool_dir=p["leak_spool_dir"],
+            agent_user=as_value(p["agent_user"]),
+            bwrap_min_version=as_value(p["bwrap_min_version"]), bwrap_checks=as_list(p["bwrap_checks"]),
+            bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)")
     exit_result(module, changed=False, record=record, status=record["status"])
 
 

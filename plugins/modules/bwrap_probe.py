@@ -327,7 +327,7 @@ warnings:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import bwrap as bwrapmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.bwrap_settings import (
@@ -370,9 +370,10 @@ def main():
     if params["bwrap"] and bwrapmod.find_bwrap(params["bwrap"]) is None:
         fail(module, "bwrap %s: no such file; give the path of the bwrap binary" % params["bwrap"])
 
-    report = bwrapmod.probe(user=params["user"], min_version=params["min_version"], checks=params["checks"],
-                            profile=params["profile"], limits=limits, bwrap=params["bwrap"],
-                            timeout=params["timeout"], hermes_home=params["hermes_home"])
+    with input_errors_fail(module):
+        report = bwrapmod.probe(user=params["user"], min_version=params["min_version"], checks=params["checks"],
+                                profile=params["profile"], limits=limits, bwrap=params["bwrap"],
+                                timeout=params["timeout"], hermes_home=params["hermes_home"])
     path = report["bwrap"]["path"]
     try:
         report["apparmor_profile"] = bwrapmod.apparmor_profile(os.path.realpath(path)) if path else None

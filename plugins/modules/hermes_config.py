@@ -102,10 +102,9 @@ counts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import hermes_config
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.yamlconf import YamlEditError
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_mode
 
 
 def main():
@@ -123,15 +122,12 @@ def main():
     )
     p = module.params
     owner = resolve_owner(module, p["owner"], p["group"])
-    try:
+    with input_errors_fail(module):
         mode = as_mode(p["mode"])
-    except InputError as exc:
-        fail(module, str(exc))
     try:
-        report = hermes_config.set_config(p["path"], p["settings"], dry_run=module.check_mode, create=p["create"],
-                                          owner=owner, mode=mode)
-    except (hermes_config.ConfigError, YamlEditError) as exc:
-        fail(module, str(exc), path=p["path"])
+        with input_errors_fail(module, path=p["path"]):
+            report = hermes_config.set_config(p["path"], p["settings"], dry_run=module.check_mode,
+                                              create=p["create"], owner=owner, mode=mode)
     except OSError as exc:
         fail(module, "%s: %s" % (exc.filename or p["path"], exc.strerror or exc), path=p["path"])
     diff = report.pop("diff")

@@ -227,7 +227,7 @@ baseline:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module import (
     LEAKS_ARGUMENT_SPEC,
     audit_kwargs,
@@ -235,7 +235,6 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.leaks import (
     BASELINE_MODES,
-    LeakAuditError,
     audit,
     audit_with_baseline_file,
 )
@@ -256,13 +255,11 @@ def main():
     if not users:
         fail(module, "leaks_info: %s" % reason, scope={})
     args = audit_kwargs(p, users)
-    try:
+    with input_errors_fail(module):
         if p["baseline"]:
             report = audit_with_baseline_file(p["baseline"], p["baseline_mode"], **args)
         else:
             report = audit(**args)
-    except LeakAuditError as exc:
-        fail(module, str(exc))
     report["scope"] = scope
     fail_msg = None
     if p["fail_on_leaks"] and report["leaks"]:

@@ -108,7 +108,12 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module
     audit_kwargs,
     leak_scope,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
+    errors_text,
+    exit_report,
+    fail,
+    input_errors_fail,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks, leaks_remove
 
 
@@ -124,8 +129,9 @@ def main():
     users, scope, reason = leak_scope(p)
     if not users:
         fail(module, "leaks_remove: %s" % reason, scope={}, removed=[])
-    found = leaks.audit(**audit_kwargs(p, users))
-    report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
+    with input_errors_fail(module, removed=[]):
+        found = leaks.audit(**audit_kwargs(p, users))
+        report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
     report["scope"] = scope
     exit_report(module, report, fail_msg=errors_text(report, "leak(s) could not be removed") if report["errors"] else None)
 

@@ -92,9 +92,9 @@ counts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import install
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import InputError, as_mode
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_mode
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
 
 
@@ -111,11 +111,10 @@ def main():
     )
     p = module.params
     try:
-        report = install.install_tree(p["dest"], p["files"], mode=as_mode(p["mode"]),
-                                      dir_mode=as_mode(p["dir_mode"], "dir_mode"),
-                                      suffixes=tuple(p["suffixes"]), dry_run=module.check_mode)
-    except (install.InstallError, InputError) as exc:
-        fail(module, str(exc), dest=p["dest"])
+        with input_errors_fail(module, dest=p["dest"]):
+            report = install.install_tree(p["dest"], p["files"], mode=as_mode(p["mode"]),
+                                          dir_mode=as_mode(p["dir_mode"], "dir_mode"),
+                                          suffixes=tuple(p["suffixes"]), dry_run=module.check_mode)
     except OSError as exc:
         fail(module, "%s: %s" % (exc.filename or p["dest"], exc.strerror or exc), dest=p["dest"])
     extra = {}

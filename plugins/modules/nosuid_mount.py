@@ -201,7 +201,11 @@ errors:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import errors_text, exit_report, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
+    errors_text,
+    exit_report,
+    input_errors_fail,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import ROOTS_ARGUMENT_SPEC
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import nosuid
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
@@ -225,14 +229,12 @@ def main():
     def run(argv):
         return module.run_command(argv)
 
-    try:
+    with input_errors_fail(module):
         result = nosuid.ensure(
             as_list(p["path"]), p["state"], p["persist"], run=run, check_mode=module.check_mode,
             unit_dir=p["unit_dir"], fstab=p["fstab"], hermes_homes=as_list(p["hermes_home"]),
             sandbox_dir=p["sandbox_dir"], extra_roots=as_list(p["roots"]), program=p["program"],
             paths_file=p["paths_file"], python=p["python"])
-    except nosuid.NosuidError as exc:
-        fail(module, str(exc))
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff

@@ -171,12 +171,11 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail, warn
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
-    HomeModeError,
     configure_terminal_home,
     install_eval_tools,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.yamlconf import YamlEditError
 
 
 def main():
@@ -204,7 +203,7 @@ def main():
                 hermes_home, p["mode"], where=p["where"], include_profiles=p["profiles"],
                 create_profile_home=p["create_profile_home"], dry_run=module.check_mode,
             ))
-        except (HomeModeError, YamlEditError) as exc:
+        except InputError as exc:
             failures.append(str(exc))
         except OSError as exc:
             failures.append("%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
@@ -226,7 +225,7 @@ def main():
                  "the agent user can run" % p["python"])
         try:
             shim = install_eval_tools(p["bin_dir"], python=p["python"], dry_run=module.check_mode)
-        except HomeModeError as exc:
+        except InputError as exc:
             fail(module, str(exc), **result)
         except OSError as exc:
             fail(module, "%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc), **result)

@@ -11,6 +11,8 @@ VFS_CAP_FLAGS_EFFECTIVE in bit 0), then per 32-bit word a `permitted` and an
 """
 import struct
 
+from .errors import InputError
+
 XATTR_NAME = "security.capability"
 
 VFS_CAP_REVISION_MASK = 0xFF000000
@@ -36,7 +38,7 @@ CAP_NAMES = (
 _EFF, _PER, _INH = 1, 2, 4  # libcap's flag bits in its text histogram (the order it lists groups in)
 
 
-class CapabilityDecodeError(ValueError):
+class CapabilityDecodeError(InputError):
     """The xattr value is not a vfs_cap_data libcap or the kernel would accept."""
 
 

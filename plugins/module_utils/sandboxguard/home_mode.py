@@ -36,6 +36,7 @@ from . import safefs
 # One container detection for the whole library (container.py); re-exported here, where
 # the home mode's ``auto`` rule uses it.
 from .container import detect_container
+from .errors import InputError
 from .text import escape
 
 DEFAULT_MODE = "auto"
@@ -85,7 +86,7 @@ CRONTAB_TABLE_NAME = "crontab"
 PRIVATE_DIR_MODE = 0o700
 
 
-class HomeModeError(ValueError):
+class HomeModeError(InputError):
     """A value that is not a home mode; the message names the accepted values."""
 
 

@@ -12,19 +12,21 @@ plugins ``as_list``, ``as_bool`` and ``as_value`` are the same functions):
 - ``as_list``: None, ``""`` or blanks mean no items; a string is split on commas; a
   list keeps its items, each of which may itself be a comma-separated string; items
   are stripped and blank items dropped.
-- ``as_bool``: True/False as they are; ``"true"/"yes"/"on"/"1"`` and
-  ``"false"/"no"/"off"/"0"`` (any case); None or a blank string is *default*; anything
-  else is an error naming the value.
+- ``as_bool``: True/False as they are; the words of :data:`TRUE_WORDS` and
+  :data:`FALSE_WORDS` (any case, around blanks): ``true``/``false``, ``yes``/``no``,
+  ``on``/``off``, ``1``/``0`` and ``y``/``n``, ``t``/``f`` - the words Ansible's own
+  ``bool`` option type takes, so a value means the same in a role variable, a module
+  option and a setting; the integers 1 and 0; None or a blank string is *default*;
+  anything else is an error naming the value. :func:`bool_word` is the same rule without
+  a default (the library's one boolean parser: ``bwrap_settings`` reads ``readonly`` with it).
 - ``as_value``: None or a blank string is *default*; anything else as it is (so
   ``0`` stays 0 where Jinja's ``default(x, true)`` would replace it).
 """
 
+from .errors import InputError
+
 TRUE_WORDS = ("true", "yes", "on", "1", "y", "t")
 FALSE_WORDS = ("false", "no", "off", "0", "n", "f")
-
-
-class InputError(ValueError):
-    """A value that is neither blank nor of the expected kind; str() names it."""
 
 
 def is_blank(value):
@@ -54,21 +56,33 @@ def as_list(value):
     return out
 
 
-def as_bool(value, default=False, name="value"):
-    """True or False from a boolean, a survey string or nothing (*default*)."""
-    if is_blank(value):
-        return default
+def bool_word(value):
+    """True or False from a boolean, 1 or 0, or one of the boolean words; None for anything
+    else (a blank string included)."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
+    if isinstance(value, int):
+        return bool(value) if value in (0, 1) else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
     if text in TRUE_WORDS:
         return True
     if text in FALSE_WORDS:
         return False
-    raise InputError("%s: %r is not a boolean: use true or false (or leave it blank for the default %s)"
-                     % (name, value, "true" if default else "false"))
+    return None
+
+
+def as_bool(value, default=False, name="value"):
+    """True or False from a boolean, a survey string or nothing (*default*; None: the
+    caller's own default applies, e.g. a module's, and the message names none)."""
+    if is_blank(value):
+        return default
+    parsed = bool_word(value)
+    if parsed is not None:
+        return parsed
+    raise InputError("%s: %r is not a boolean: use true or false (or leave it blank for the default%s)"
+                     % (name, value, "" if default is None else " %s" % ("true" if default else "false")))
 
 
 def as_value(value, default=None):

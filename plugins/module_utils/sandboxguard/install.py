@@ -30,13 +30,14 @@ import time
 
 from . import atomicfile, safefs
 from . import report as reports
+from .errors import InputError
 
 __all__ = ["InstallError", "install_tree"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-class InstallError(ValueError):
+class InstallError(InputError):
     """The tree cannot be installed as asked; str() names the path and the reason."""
 
 

@@ -34,6 +34,7 @@ import errno
 import os
 import stat
 
+from .errors import InputError
 from .text import escape
 
 O_PATH = getattr(os, "O_PATH", 0o10000000)
@@ -47,7 +48,7 @@ DEFAULT_READ_LIMIT = 16 << 20
 _GROUP_OTHER_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
-class PathRefused(ValueError):
+class PathRefused(InputError):
     """A path or name root will not act on; str() is one line: the path, why, and the fix.
 
     ``real_path``: for a path refused because it goes through a symlink another user could

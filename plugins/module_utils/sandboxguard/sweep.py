@@ -32,6 +32,7 @@ import time
 from . import docker_engine, fileops, safefs, sandboxes, staging
 from . import report as reportmod
 from . import strip as stripmod
+from .errors import InputError
 from .text import escape
 
 STEPS = ("chown", "setid", "caps")
@@ -347,9 +348,9 @@ def _info(facts, usable, refused, containers, targets):
 
 def _check_method(method, image):
     if method not in METHODS:
-        raise ValueError("method must be one of %s, not %r" % (", ".join(METHODS), method))
+        raise InputError("method must be one of %s, not %r" % (", ".join(METHODS), method))
     if method == "container" and not image:
-        raise ValueError("the container method needs an image with find, chown, chmod, ls, sort and od "
+        raise InputError("the container method needs an image with find, chown, chmod, ls, sort and od "
                          "(busybox or a Debian slim image): set image")
 
 

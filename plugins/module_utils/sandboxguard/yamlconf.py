@@ -28,11 +28,13 @@ ruamel.yaml to prove it is the intended YAML.
 import json
 import re
 
+from .errors import InputError
+
 _KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*|\"[^\"]*\"|'[^']*')\s*:(?:\s|$)")
 _NULLISH = ("", "~", "null", "Null", "NULL", "{}")
 
 
-class YamlEditError(ValueError):
+class YamlEditError(InputError):
     """The file has a shape this line editor refuses to change; the message says where."""
 
 
@@ -219,7 +221,7 @@ def scalar_text(value):
     if isinstance(value, (int, float)):
         return repr(value)
     if not isinstance(value, str):
-        raise ValueError("refusing to write %r as a YAML scalar" % (value,))
+        raise YamlEditError("refusing to write %r as a YAML scalar" % (value,))
     if _PLAIN.match(value) and value.lower() not in _RESERVED:
         return value
     return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
@@ -253,7 +255,7 @@ def _render_item(item, indent):
             lines += _render(child, value, indent + 2)
         return [pad + "- " + lines[0].lstrip(" "), *lines[1:]]
     if isinstance(item, (list, tuple)) and item:
-        raise ValueError("refusing to write a list directly inside a list")
+        raise YamlEditError("refusing to write a list directly inside a list")
     if isinstance(item, (dict, list, tuple)):
         return [pad + "- " + ("{}" if isinstance(item, dict) else "[]")]
     return [pad + "- " + scalar_text(item)]
@@ -276,7 +278,7 @@ def set_path(text, keys, value):
     """
     keys = list(keys)
     if not keys:
-        raise ValueError("an empty key path")
+        raise YamlEditError("an empty key path")
     lines, bom, newline, trailing = _split(text or "")
     _check_document(lines)
     found = _walk(lines, keys)
@@ -323,7 +325,7 @@ def set_nested(text, parent, key, value):
     """
     reserved = ("true", "false", "yes", "no", "on", "off", "null", "~")
     if not isinstance(value, str) or not re.match(r"^[A-Za-z0-9_./-]+$", value) or value.lower() in reserved:
-        raise ValueError("refusing to write %r as a plain YAML scalar" % (value,))
+        raise YamlEditError("refusing to write %r as a plain YAML scalar" % (value,))
     return set_path(text, (parent, key), value)
 
 

@@ -27,6 +27,8 @@ import secrets
 import shutil
 import stat
 
+from .errors import InputError
+
 DEFAULT_MODE = 0o600
 _ATTEMPTS = 100
 _CHUNK = 1 << 20
@@ -46,7 +48,7 @@ def write_at(dir_fd, name, data, mode=DEFAULT_MODE, owner=None):
     (with the temporary file removed) when a step fails.
     """
     if not name or "/" in name or name in (".", ".."):
-        raise ValueError("write_at: %r is not a file name in its directory" % (name,))
+        raise InputError("write_at: %r is not a file name in its directory" % (name,))
     stream = data if hasattr(data, "read") else None
     payload = None if stream is not None else _bytes(data)
     fd = tmp = None

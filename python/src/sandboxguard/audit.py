@@ -24,6 +24,7 @@ from . import audit_record as audit_report
 from . import report as envelope
 from . import sandboxes
 from . import strip as stripmod
+from .errors import InputError
 from .text import escape
 
 DOCKER_MODES = ("auto", "always", "never")
@@ -169,7 +170,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
     *engine*: an engine_targets() result to use instead of asking the engine.
     """
     if docker not in DOCKER_MODES:
-        raise ValueError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
+        raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
     if not paths and not hermes_homes and not sandbox_dir:
         # The engine's mounts are in scope only below roots derived from these: nothing to look under.
         return _result(audit_report.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
@@ -483,7 +484,7 @@ def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_di
     """
     unknown = [c for c in checks if c not in audit_report.CHECKS]
     if unknown:
-        raise ValueError("unknown check(s) %s: choose from %s" % (", ".join(unknown), ", ".join(audit_report.CHECKS)))
+        raise InputError("unknown check(s) %s: choose from %s" % (", ".join(unknown), ", ".join(audit_report.CHECKS)))
     runners = {
         "privileged_files": lambda: check_privileged_files(paths, hermes_homes, sandbox_dir, docker, docker_host,
                                                            budget, max_listed),

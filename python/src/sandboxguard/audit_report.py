@@ -51,6 +51,7 @@ from .audit_record import (  # noqa: F401  # pylint: disable=unused-import
     host_record,
     host_status,
 )  # the host side of the report (what the audit module imports), re-exported here
+from .errors import InputError
 from .text import escape, for_result, from_result, one_line
 
 SCHEMA_VERSION = 1
@@ -64,7 +65,7 @@ HTML_MAX_ROWS = 200
 FAILURE_MAX_PATHS = 20
 
 
-class ReportError(ValueError):
+class ReportError(InputError):
     """An input that is not a boundary audit report; str() names the file."""
 
 
@@ -431,7 +432,7 @@ def write_reports(report, out_dir, formats=FORMATS, host_files=True):
     """Write the reports into *out_dir* (created); return the paths written (effectful)."""
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
-        raise ValueError("unknown report format(s) %s: choose from %s" % (", ".join(unknown), ", ".join(FORMATS)))
+        raise InputError("unknown report format(s) %s: choose from %s" % (", ".join(unknown), ", ".join(FORMATS)))
     os.makedirs(out_dir, exist_ok=True)
     written = []
     renders = {"json": (JSON_NAME, to_json), "junit": (JUNIT_NAME, to_junit), "html": (HTML_NAME, to_html)}

@@ -26,6 +26,7 @@ import time
 from . import credentials, proc
 from . import report as envelope
 from .container import detect_container
+from .errors import InputError
 
 DEFAULT_MIN_VERSION = "0.9.0"
 DEFAULT_TIMEOUT_S = 20
@@ -164,7 +165,7 @@ def version_at_least(version, minimum):
     if isinstance(minimum, str):
         parsed = parse_version(minimum)
         if parsed is None:
-            raise ValueError("min_version %r is not a version like 0.9.0" % minimum)
+            raise InputError("min_version %r is not a version like 0.9.0" % minimum)
         minimum = parsed
     if version is None:
         return False
@@ -417,7 +418,7 @@ def sandbox_argv(bwrap_path, *, home=None, run_user=None, profile=DEFAULT_PROFIL
     namespace). With every limit 0 there is no prlimit at all.
     """
     if profile not in PROFILES:
-        raise ValueError("profile %r is not one of %s" % (profile, ", ".join(PROFILES)))
+        raise InputError("profile %r is not one of %s" % (profile, ", ".join(PROFILES)))
     limits = DEFAULT_LIMITS if limits is None else limits
     argv = []
     outside = prlimit_args(limits, hard_limits) if prlimit_path else []
@@ -560,7 +561,7 @@ def plan_isolation_checks(*, home, uid, profile, limits, prlimit_path, host_pid,
     wanted = ISOLATION_CHECKS if checks is None else tuple(checks)
     unknown = [c for c in wanted if c not in ISOLATION_CHECKS]
     if unknown:
-        raise ValueError("unknown isolation check(s) %s; known: %s" % (", ".join(unknown), ", ".join(ISOLATION_CHECKS)))
+        raise InputError("unknown isolation check(s) %s; known: %s" % (", ".join(unknown), ", ".join(ISOLATION_CHECKS)))
     plan = {}
     for name in wanted:
         if name == "user_namespace":
@@ -789,7 +790,7 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
     """
     started = time.monotonic()
     limits = dict(DEFAULT_LIMITS, **(limits or {}))
-    version_at_least("0.0.0", min_version)  # raises ValueError on a malformed minimum
+    version_at_least("0.0.0", min_version)  # raises InputError on a malformed minimum
     bwrap_path = find_bwrap(bwrap)
     report = envelope.new_report(
         [bwrap_path or bwrap] if (bwrap_path or bwrap) else [],
@@ -1007,9 +1008,9 @@ def apparmor_profile(bwrap_path, name=APPARMOR_PROFILE_NAME):
     keeps bwrap otherwise unrestricted, as Ubuntu's own profiles for such tools do.
     """
     if not bwrap_path or not bwrap_path.startswith("/") or re.search(r"[\s{},\"#]", bwrap_path):
-        raise ValueError("bwrap path %r must be absolute and free of spaces, quotes, braces and commas" % bwrap_path)
+        raise InputError("bwrap path %r must be absolute and free of spaces, quotes, braces and commas" % bwrap_path)
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", name):
-        raise ValueError("profile name %r must be letters, digits, '.', '_' or '-'" % name)
+        raise InputError("profile name %r must be letters, digits, '.', '_' or '-'" % name)
     return (
         "# Managed by sandboxguard (bwrap.apparmor_profile): lets bubblewrap at %(path)s create\n"
         "# unprivileged user namespaces where kernel.apparmor_restrict_unprivileged_userns=1.\n"

@@ -28,6 +28,7 @@ import os
 
 from . import credentials
 from .bwrap import DEFAULT_LIMITS, DEFAULT_PROFILE, PROFILES
+from .inputs import bool_word
 from .text import escape
 
 SETTING_KEYS = ("profile", "memory_mb", "cpu_seconds", "max_procs", "binds", "home_allow")
@@ -42,16 +43,6 @@ def _as_int(value):
         return value
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())
-    return None
-
-
-def _as_bool(value):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
-        return value.strip().lower() in ("true", "yes", "on", "1")
-    if isinstance(value, int):
-        return bool(value)
     return None
 
 
@@ -191,7 +182,7 @@ def _bind_paths(label, bind, home, errors):
     if dest is None or not dest.startswith("/"):
         errors.append("%s dest %r must be an absolute path (or ~/... for the agent's home)" % (label, bind.get("dest")))
         return None
-    readonly = _as_bool(bind.get("readonly", True))
+    readonly = bool_word(bind.get("readonly", True))
     if readonly is None:
         errors.append("%s readonly must be true or false, got %r" % (label, bind.get("readonly")))
         return None

@@ -50,6 +50,7 @@ import time
 import unicodedata
 
 from . import atomicfile, credentials, safefs
+from .errors import InputError
 from .report import add_error, mode_text, new_report
 from .text import escape
 
@@ -73,7 +74,7 @@ _TOKEN_RE = re.compile(r"^[0-9a-f]{16,64}$")
 _B64_LINE = re.compile(rb"^[A-Za-z0-9+/]*={0,2}$")
 
 
-class FetchError(Exception):
+class FetchError(InputError):
     """The request itself is bad (a malformed home, a missing destination directory)."""
 
 

@@ -17,6 +17,7 @@ import os
 import stat
 
 from . import caps as capsmod
+from .errors import InputError
 from .report import error_text as _error_text
 from .report import mode_text as _mode_text
 
@@ -73,7 +74,7 @@ class StripOptions:
     """The one parameters object of a strip: which actions, how to walk, what to report.
 
     Keyword names and defaults: OPTION_DEFAULTS (run()'s keywords). Built once per call
-    and validated here, so a bad value fails with ValueError naming the option before
+    and validated here, so a bad value fails with InputError (a ValueError) naming the option before
     anything is opened.
     Derived, read-only: ``setid_mask``, ``do_setid``, ``do_caps``, ``do_chown``,
     ``skip_hardlinks``, ``chown_links`` (ownership return may give away a file with more
@@ -94,18 +95,18 @@ class StripOptions:
         self.actions = tuple(self.actions)
         unknown = [a for a in self.actions if a not in ACTIONS]
         if unknown:
-            raise ValueError("unknown action(s) %s; choose from %s" % (", ".join(unknown), ", ".join(ACTIONS)))
+            raise InputError("unknown action(s) %s; choose from %s" % (", ".join(unknown), ", ".join(ACTIONS)))
         if self.caps_method not in CAPS_METHODS:
-            raise ValueError("caps_method must be one of %s, not %r" % (", ".join(CAPS_METHODS), self.caps_method))
+            raise InputError("caps_method must be one of %s, not %r" % (", ".join(CAPS_METHODS), self.caps_method))
         if self.hardlinks not in HARDLINK_POLICIES:
-            raise ValueError("hardlinks must be one of %s, not %r" % (", ".join(HARDLINK_POLICIES), self.hardlinks))
+            raise InputError("hardlinks must be one of %s, not %r" % (", ".join(HARDLINK_POLICIES), self.hardlinks))
         self.budget = _seconds("budget", self.budget, allow_zero=True)
         self.progress_interval = _seconds("progress_interval", self.progress_interval, allow_zero=True)
         if isinstance(self.max_listed, bool) or not isinstance(self.max_listed, int) or self.max_listed < 0:
-            raise ValueError("max_listed must be a whole number 0 or more, not %r" % (self.max_listed,))
+            raise InputError("max_listed must be a whole number 0 or more, not %r" % (self.max_listed,))
         if "chown" in self.actions:
             if self.chown_to is None:
-                raise ValueError("the chown action needs chown_to=(uid, gid)")
+                raise InputError("the chown action needs chown_to=(uid, gid)")
             self.chown_to = check_owner(self.chown_to)
         self.chown_from = frozenset(self.chown_from)
         if self.workers is not None:
@@ -128,7 +129,7 @@ def _seconds(name, value, allow_zero):
         number = float("nan")
     if isinstance(value, bool) or not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
         least = "0 or more" if allow_zero else "more than 0"
-        raise ValueError("%s must be a finite number of seconds, %s; not %r" % (name, least, value))
+        raise InputError("%s must be a finite number of seconds, %s; not %r" % (name, least, value))
     return number
 
 
@@ -140,11 +141,11 @@ def check_owner(chown_to):
             raise TypeError
         uid, gid = int(uid), int(gid)
     except (TypeError, ValueError):
-        raise ValueError("chown_to must be (uid, gid) numbers, not %r" % (chown_to,)) from None
+        raise InputError("chown_to must be (uid, gid) numbers, not %r" % (chown_to,)) from None
     if not 0 <= uid <= _UID_MAX:
-        raise ValueError("chown_to uid %d is out of range (0 to %d)" % (uid, _UID_MAX))
+        raise InputError("chown_to uid %d is out of range (0 to %d)" % (uid, _UID_MAX))
     if not (gid == -1 or 0 <= gid <= _UID_MAX):
-        raise ValueError("chown_to gid %d is out of range (0 to %d, or -1 to keep the group)" % (gid, _UID_MAX))
+        raise InputError("chown_to gid %d is out of range (0 to %d, or -1 to keep the group)" % (gid, _UID_MAX))
     return uid, gid
 
 
@@ -276,7 +277,7 @@ def fix_file_at(dir_fd, name, options=None, display_path=None, expected=None):
     where they apply), or None when there is nothing to do: the name is gone, is not a
     regular file, or the file carries nothing the options act on. Raises ChangedUnderUs
     when ``expected`` is given and the name now holds another inode; OSError when the
-    name cannot be opened for another reason than ENOENT; ValueError for bad options.
+    name cannot be opened for another reason than ENOENT; InputError for bad options.
     Threads: safe (no fchdir). Touches the system unless options say dry_run.
     """
     opts = options_from(options)

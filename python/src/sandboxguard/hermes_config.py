@@ -24,13 +24,14 @@ import time
 
 from . import atomicfile, safefs, yamlconf
 from . import report as reportmod
+from .errors import InputError
 from .text import escape
 
 NEW_FILE_MODE = 0o600
 READ_LIMIT = 4 << 20  # a Hermes config is a few kilobytes; never read more than this
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """The config cannot be edited as asked; str() names the path and the fix."""
 
 

@@ -44,6 +44,7 @@ import stat
 import time
 
 from . import atomicfile
+from .errors import InputError
 from .report import add_error, finish, new_report
 from .text import escape, one_line
 
@@ -94,7 +95,7 @@ _AT_UID = re.compile(rb"^# atrun uid=(\d+) gid=(\d+)")
 _AT_HEREDOC = re.compile(rb"^\$\{SHELL:-/bin/sh\} << '?(marcinDELIMITER[0-9a-f]+)'?$")
 
 
-class LeakAuditError(ValueError):
+class LeakAuditError(InputError):
     """Bad input (a baseline file that cannot be used, a bad mode); the message names the fix."""
 
 

@@ -58,6 +58,7 @@ import sys
 
 from . import atomicfile, fdmount, safefs
 from . import report as reportmod
+from .errors import InputError
 from .mountinfo import read_mountinfo
 from .roots import RootMissing, RootRefused, open_root
 from .text import escape
@@ -82,7 +83,7 @@ FSTAB_DEPRECATED = ("persist: fstab is deprecated and now means persist: systemd
                     "(/usr/bin, /dev) nosuid,nodev; the roots are re-proven at boot by %s instead" % UNIT)
 
 
-class NosuidError(ValueError):
+class NosuidError(InputError):
     """A request the module cannot carry out at all; str() names what, why and the fix."""
 
 

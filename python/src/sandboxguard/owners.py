@@ -10,11 +10,13 @@ The one rule for the modules (``owner``/``group``), the CLI (``strip --chown-to`
 - ``USER:GROUP``: either side a name or a number (``1000:1000``, ``alice:staff``).
 - ``:GROUP`` alone is refused: ownership return needs a user.
 
-Touches the system only to read the passwd and group databases. Raises ValueError with
+Touches the system only to read the passwd and group databases. Raises InputError (a ValueError) with
 one line naming what is wrong and how to fix it.
 """
 import grp
 import pwd
+
+from .errors import InputError
 
 
 def _is_id(text):
@@ -26,18 +28,18 @@ def resolve_owner(owner, group=None):
     gid or None).
 
     None for ``owner`` None. Unknown names and a uid with neither passwd entry nor group
-    raise ValueError.
+    raise InputError.
     """
     if owner is None:
         if group not in (None, ""):
-            raise ValueError("group %r without an owner: ownership return needs a user (give owner too)" % group)
+            raise InputError("group %r without an owner: ownership return needs a user (give owner too)" % group)
         return None
     owner = str(owner).strip()
     if not owner:
-        raise ValueError("owner is empty: give a user name or uid")
+        raise InputError("owner is empty: give a user name or uid")
     if ":" in owner:
         if group not in (None, ""):
-            raise ValueError("owner %r names a group and group %r is given too: give one of them" % (owner, group))
+            raise InputError("owner %r names a group and group %r is given too: give one of them" % (owner, group))
         return parse_owner(owner)
     uid = gid = None
     try:
@@ -45,7 +47,7 @@ def resolve_owner(owner, group=None):
         uid, gid = entry.pw_uid, entry.pw_gid
     except KeyError:
         if not _is_id(owner):
-            raise ValueError("owner %r: no such user on this host (give an existing user name or a uid)"
+            raise InputError("owner %r: no such user on this host (give an existing user name or a uid)"
                              % owner) from None
         uid = int(owner)
     if group not in (None, ""):
@@ -53,10 +55,10 @@ def resolve_owner(owner, group=None):
         try:
             gid = int(group) if _is_id(group) else grp.getgrnam(group).gr_gid
         except KeyError:
-            raise ValueError("group %r: no such group on this host (give an existing group name or a gid)"
+            raise InputError("group %r: no such group on this host (give an existing group name or a gid)"
                              % group) from None
     if gid is None:
-        raise ValueError("owner %s has no passwd entry on this host: give the group too (%s:GID)" % (owner, owner))
+        raise InputError("owner %s has no passwd entry on this host: give the group too (%s:GID)" % (owner, owner))
     return uid, gid
 
 
@@ -65,7 +67,7 @@ def parse_owner(text):
     text = str(text).strip()
     owner, sep, group = text.partition(":")
     if sep and not owner:
-        raise ValueError("%r: name the user too (USER or USER:GROUP); ownership return needs a user" % text)
+        raise InputError("%r: name the user too (USER or USER:GROUP); ownership return needs a user" % text)
     if sep and not group:
         group = None  # "alice:" is chown's "alice and her login group"
     return resolve_owner(owner, group)

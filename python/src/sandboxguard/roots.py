@@ -19,6 +19,7 @@ import errno
 import os
 import stat
 
+from .errors import InputError
 from .mountinfo import mount_id_of_fd, read_mountinfo, source_paths
 from .text import escape
 
@@ -34,7 +35,7 @@ SYSTEM_DIRS = (
 )
 
 
-class RootRefused(ValueError):
+class RootRefused(InputError):
     """A root that must not be walked; str() is one line naming the path and why."""
 
     def __init__(self, path, reason):

@@ -24,6 +24,7 @@ import secrets
 import stat
 
 from . import fdmount, safefs
+from .errors import InputError
 from .mountinfo import read_mountinfo
 from .roots import open_root
 from .text import escape
@@ -33,7 +34,7 @@ STAGING_ATTR = fdmount.MOUNT_ATTR_NOSUID | fdmount.MOUNT_ATTR_NODEV | fdmount.MO
 _MAX_STACK = 16
 
 
-class StagingError(ValueError):
+class StagingError(InputError):
     """The staging bind could not be made (or unmade); str() names the directory, why and the fix."""
 
 

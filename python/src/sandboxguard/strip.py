@@ -121,7 +121,7 @@ def run(paths, options=None, **kwargs):
     ``setuid``/``setgid`` (which bits the setid action clears), ``workers`` (forked
     walkers handing directories to each other; None uses up to MAX_WORKERS of the CPUs
     this process may run on; a walk that reads from the disk forks more, up to
-    handoff.COLD_WALKERS, see walk.py). Bad values raise ValueError naming the option.
+    handoff.COLD_WALKERS, see walk.py). Bad values raise InputError (a ValueError) naming the option.
 
     Roots are opened first, component by component (roots.open_root); a refused root
     raises RootRefused before anything is walked, and each walk starts from the

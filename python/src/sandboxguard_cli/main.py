@@ -11,6 +11,7 @@ import pkgutil
 import sys
 
 from sandboxguard import __version__
+from sandboxguard.errors import InputError
 from sandboxguard.text import one_line
 
 from . import commands
@@ -31,8 +32,9 @@ COMMAND_MODULES = {
 }
 
 
-class UsageError(Exception):
-    """Bad input: printed as one line on stderr, exit code 2."""
+class UsageError(InputError):
+    """Bad input found by the CLI itself; like every library InputError it is printed as one
+    line on stderr with exit code 2."""
 
 
 def command_module_names():
@@ -62,7 +64,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except UsageError as exc:
+    except InputError as exc:  # UsageError, and every refusal of the library (errors.InputError)
         print("sandboxguard %s: %s" % (args.command, one_line(str(exc))), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
