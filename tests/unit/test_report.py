@@ -48,9 +48,7 @@ def test_mode_text_is_octal_with_one_leading_zero_and_no_type_bits(mode, text):
 
 def test_strip_and_fetch_print_modes_the_same_way():
     # strip's file entries are built in fileops (files) and walk (directories)
-    assert fileops._mode_text is report.mode_text
-    assert walk._mode_text is report.mode_text
-    assert fetch.mode_text is report.mode_text
+    assert fileops.envelope is report and walk.envelope is report and fetch.envelope is report
 
 
 @pytest.mark.parametrize("error, text", [
@@ -142,3 +140,100 @@ def test_a_fetch_report_is_the_envelope_and_a_refusal_is_its_one_error(tmp_path)
     assert rep["errors"] == [{"path": "/home/agent/out.txt", "op": "strict",
                               "error": "strict mode: remote files are never fetched"}]
     assert report.has_problems(rep)
+
+
+# -- one vocabulary: one import name, one place an error entry is made --------------------
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCES = (("python", "src", "sandboxguard"), ("python", "src", "sandboxguard_cli"),
+           ("python", "src", "sandboxguard_cli", "commands"), ("plugins", "modules"), ("plugins", "module_utils"),
+           ("plugins", "action"), ("plugins", "filter"))
+LIBRARY_MODULES = {n[:-3] for n in os.listdir(os.path.join(TOP, "python", "src", "sandboxguard")) if n.endswith(".py")}
+
+
+def _imports():
+    import ast
+
+    for parts in SOURCES:
+        folder = os.path.join(TOP, *parts)
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".py"):
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                tree = ast.parse(handle.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    yield "%s/%s" % (parts[-1], name), node
+
+
+def _is_library(node):
+    module = node.module or ""
+    return (node.level == 1 and not module) or module in ("sandboxguard",) or module.endswith(
+        "module_utils.sandboxguard")
+
+
+def test_report_is_imported_under_one_name_everywhere():
+    found = []
+    for where, node in _imports():
+        module = node.module or ""
+        if (node.level == 1 and module == "report") or module.endswith("sandboxguard.report"):
+            names = ", ".join(a.name for a in node.names)
+            found.append("%s:%d: from %s import %s" % (where, node.lineno, module, names))
+        elif _is_library(node):
+            found += ["%s:%d: report as %s" % (where, node.lineno, a.asname) for a in node.names
+                      if a.name == "report" and a.asname != "envelope"]
+    assert found == [], "import it as `from . import report as envelope` (`from sandboxguard import ...` outside)"
+
+
+def test_no_module_is_imported_under_the_name_of_another_library_module():
+    found = ["%s:%d: %s as %s" % (where, node.lineno, a.name, a.asname)
+             for where, node in _imports() if _is_library(node)
+             for a in node.names if a.asname and a.asname != a.name and a.asname in LIBRARY_MODULES]
+    assert found == []
+
+
+def test_error_entries_are_made_only_by_report_error_entry():
+    import ast
+
+    found = []
+    for parts in SOURCES:
+        folder = os.path.join(TOP, *parts)
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".py") or (parts[-1] == "sandboxguard" and name == "report.py"):
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                tree = ast.parse(handle.read())
+            for node in ast.walk(tree):
+                keys = {k.value for k in getattr(node, "keys", ()) if isinstance(k, ast.Constant)}
+                if isinstance(node, ast.Dict) and {"path", "op", "error"} <= keys:
+                    found.append("%s/%s:%d" % (parts[-1], name, node.lineno))
+    assert found == [], "add errors with report.add_error (or list report.error_entry)"
+
+
+def test_error_entry_is_what_add_error_records():
+    rep = report.new_report([])
+    entry = report.add_error(rep, b"/r/\xff", "read", OSError(errno.EIO, "I/O error\nforged"))
+    assert entry == report.error_entry(b"/r/\xff", "read", OSError(errno.EIO, "I/O error\nforged"))
+    assert entry == {"path": os.fsdecode(b"/r/\xff"), "op": "read", "error": "EIO: I/O error\\nforged"}
+
+
+def test_a_sweep_step_that_could_not_run_lists_its_error_as_the_envelope_does(tmp_path):
+    from sandboxguard import sweep
+
+    target = tmp_path / "docker" / "task"
+    target.mkdir(parents=True)
+    step = sweep._step_result("setid", 10)
+    sweep._step_failed(step, str(target), "refused")
+    assert step["errors"] == [report.error_entry(str(target), "setid", "refused")]
+    assert step["error"] == "refused" and step["complete"] is False
+
+
+def test_nosuid_ensure_returns_the_envelope_with_its_own_keys(tmp_path):
+    from sandboxguard import nosuid
+
+    (tmp_path / "sb" / "docker").mkdir(parents=True)
+    (tmp_path / "linked").symlink_to(tmp_path / "sb")
+    result = nosuid.ensure([str(tmp_path / "linked" / "docker"), str(tmp_path / "later")], persist="none",
+                           check_mode=True)
+    assert tuple(result)[:len(report.ENVELOPE_KEYS)] == report.ENVELOPE_KEYS
+    assert {"paths", "refused", "missing", "files", "diff", "persist"} <= set(result)
+    assert result["counts"] == {"roots": 0, "refused": 1, "missing": 1, "errors": 0}

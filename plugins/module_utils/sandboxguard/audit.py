@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The fleet audit on one host: all four boundaries in one read-only pass.
 
-``audit_host`` runs each check and returns one record (see audit_report.host_record):
+``audit_host`` runs each check and returns one record (see audit_record.host_record):
 
 - ``privileged_files``: setuid/setgid bits and file capabilities under the Docker
   sandboxes the engine reports in scope (when an engine answers), under the sandbox
@@ -21,9 +21,8 @@ error that hides the rest. Nothing here changes the host.
 import os
 import time
 
-from . import audit_record as audit_report
+from . import audit_record, sandboxes
 from . import report as envelope
-from . import sandboxes
 from . import strip as stripmod
 from .errors import InputError
 from .text import escape
@@ -42,7 +41,7 @@ def _result(status, findings=(), reason=None, errors=(), roots=(), complete=None
     for line in details.pop("warnings", ()):
         envelope.add_warning(result, line)
     result["counts"].update(details.pop("counts", {}))
-    result["complete"] = (status != audit_report.ERROR) if complete is None else bool(complete)
+    result["complete"] = (status != audit_record.ERROR) if complete is None else bool(complete)
     result.update(details)
     return result
 
@@ -50,9 +49,9 @@ def _result(status, findings=(), reason=None, errors=(), roots=(), complete=None
 def _verdict(findings, errors, complete=True, reason=None, **details):
     """findings if anything was found; error if something could not be looked at; else clean."""
     if findings:
-        status = audit_report.FINDINGS
+        status = audit_record.FINDINGS
     elif errors or not complete:
-        status = audit_report.ERROR
+        status = audit_record.ERROR
         if reason is None:
             first = errors[0] if errors else None
             reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
@@ -60,12 +59,12 @@ def _verdict(findings, errors, complete=True, reason=None, **details):
             if len(errors) > 1:
                 reason += " (and %d more error(s))" % (len(errors) - 1)
     else:
-        status = audit_report.CLEAN
+        status = audit_record.CLEAN
     return _result(status, findings, reason, errors, complete=complete and not errors, **details)
 
 
 def _error(op, path, error):
-    return {"path": path, "op": op, "error": envelope.error_text(error)}
+    return envelope.error_entry(path, op, error)
 
 
 # --- privileged_files ---------------------------------------------------------------------
@@ -174,7 +173,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
         raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
     if not paths and not hermes_homes and not sandbox_dir:
         # The engine's mounts are in scope only below roots derived from these: nothing to look under.
-        return _result(audit_report.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
+        return _result(audit_record.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
                        absent=[])
     engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir)
     candidates = _candidate_roots(paths, hermes_homes, sandbox_dir)
@@ -190,7 +189,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
         if errors:
             return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
         reason = "none of the paths exist on this host" if absent else "nothing to look under"
-        return _result(audit_report.CLEAN, reason=reason, absent=absent, engine=engine_summary,
+        return _result(audit_record.CLEAN, reason=reason, absent=absent, engine=engine_summary,
                        warnings=warnings, counts={"setid": 0, "caps": 0, "files": 0, "dirs": 0, "unlisted": 0})
     report = stripmod.run(walk, actions=("setid", "caps"), dry_run=True, budget=budget, max_listed=max_listed)
     findings = [_finding_of(e) for e in report["files"]]
@@ -213,7 +212,7 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
     from .yamlconf import YamlEditError  # noqa: PLC0415
 
     if not hermes_homes:
-        return _result(audit_report.SKIPPED, reason="no Hermes home given")
+        return _result(audit_record.SKIPPED, reason="no Hermes home given")
     wanted = hm.normalize_mode(mode) if mode else None
     findings, errors, absent, homes = [], [], [], []
     for home in hermes_homes:
@@ -251,7 +250,7 @@ def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles
                 findings.append({"path": entry["hermes_home"], "mode": current, "wanted": wanted,
                                  "files": what, "reason": "; ".join(reasons)})
     if wanted is None and not errors:
-        return _result(audit_report.SKIPPED, reason="no mode asked for: set the mode to compare against",
+        return _result(audit_record.SKIPPED, reason="no mode asked for: set the mode to compare against",
                        roots=list(hermes_homes), homes=homes, absent=absent, wanted=None)
     return _verdict(findings, errors, roots=list(hermes_homes), homes=homes, absent=absent, wanted=wanted)
 
@@ -423,7 +422,7 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
 
     chosen, scope, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user)
     if not chosen:
-        return _result(audit_report.SKIPPED, users=[], scope={}, reason=reason)
+        return _result(audit_record.SKIPPED, users=[], scope={}, reason=reason)
     kwargs = {"users": chosen, "min_age": int(min_age)}
     if tmp_patterns:
         kwargs["tmp_patterns"] = tuple(tmp_patterns)
@@ -450,7 +449,7 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
     """bubblewrap probed as the agent user (bwrap.probe); skipped without an agent user."""
     if not agent_user:
         # before the import: without an agent user the probe's code is never compiled on the host
-        return _result(audit_report.SKIPPED, reason="no agent user given: the probe never runs as root")
+        return _result(audit_record.SKIPPED, reason="no agent user given: the probe never runs as root")
     from . import bwrap  # noqa: PLC0415
 
     kwargs = {"min_version": min_version or bwrap.DEFAULT_MIN_VERSION, "checks": list(checks or ()) or None}
@@ -461,18 +460,18 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
                "min_version": report["min_version"], "user": agent_user,
                "isolation": [{"name": c["name"], "status": c["status"]} for c in report["isolation"]]}
     if report["ok"]:
-        return _result(audit_report.CLEAN, **details)
+        return _result(audit_record.CLEAN, **details)
     if report["errors"]:
         # The probe could not answer (unknown user, root, no process): not a verdict on bwrap.
-        return _result(audit_report.ERROR, reason=report["errors"][0]["error"],
+        return _result(audit_record.ERROR, reason=report["errors"][0]["error"],
                        errors=report["errors"], **details)
-    return _result(audit_report.FINDINGS, report["findings"], reason=report["message"],
+    return _result(audit_record.FINDINGS, report["findings"], reason=report["message"],
                    remediation_text=report.get("remediation_text"), **details)
 
 
 # --- the host record ----------------------------------------------------------------------
 
-def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None, docker="auto",
+def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None, docker="auto",
                docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
                home_mode=None, home_where="config", profiles=True, create_profile_home=True,
                leak_users=(), leak_tmp_patterns=None, leak_min_age=0, leak_tmp_dir=None, leak_spool_dir=None,
@@ -483,9 +482,9 @@ def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_di
     A check that raises is an ``error`` with the exception text, and the others still
     run. Checks not in *checks* are ``skipped`` with *skip_reason*.
     """
-    unknown = [c for c in checks if c not in audit_report.CHECKS]
+    unknown = [c for c in checks if c not in audit_record.CHECKS]
     if unknown:
-        raise InputError("unknown check(s) %s: choose from %s" % (", ".join(unknown), ", ".join(audit_report.CHECKS)))
+        raise InputError("unknown check(s) %s: choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
     runners = {
         "privileged_files": lambda: check_privileged_files(paths, hermes_homes, sandbox_dir, docker, docker_host,
                                                            budget, max_listed),
@@ -496,15 +495,15 @@ def audit_host(checks=audit_report.CHECKS, paths=(), hermes_homes=(), sandbox_di
     }
     started = time.monotonic()
     results = {}
-    for name in audit_report.CHECKS:
+    for name in audit_record.CHECKS:
         if name not in checks:
-            results[name] = _result(audit_report.SKIPPED, reason=skip_reason)
+            results[name] = _result(audit_record.SKIPPED, reason=skip_reason)
             continue
         began = time.monotonic()
         try:
             results[name] = runners[name]()
         except Exception as exc:  # one broken check must not hide the others
-            results[name] = _result(audit_report.ERROR, reason="%s: %s" % (type(exc).__name__, exc),
+            results[name] = _result(audit_record.ERROR, reason="%s: %s" % (type(exc).__name__, exc),
                                     errors=[_error(name, "", str(exc))])
         results[name]["elapsed"] = round(time.monotonic() - began, 3)
-    return audit_report.host_record(results, elapsed=round(time.monotonic() - started, 3))
+    return audit_record.host_record(results, elapsed=round(time.monotonic() - started, 3))

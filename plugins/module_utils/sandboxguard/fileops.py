@@ -18,9 +18,8 @@ import os
 import stat
 
 from . import caps as capsmod
+from . import report as envelope
 from .errors import InputError
-from .report import error_text as _error_text
-from .report import mode_text as _mode_text
 
 DEFAULT_BUDGET_S = 10.0
 DEFAULT_MAX_LISTED = 1000
@@ -164,7 +163,8 @@ def options_from(options=None, **kwargs):
 # swapped for a symlink after the check is never followed.
 
 def new_entry(path, st, kind="file"):
-    return {"path": path, "type": kind, "mode_before": _mode_text(st.st_mode), "mode_after": _mode_text(st.st_mode),
+    mode = envelope.mode_text(st.st_mode)
+    return {"path": path, "type": kind, "mode_before": mode, "mode_after": mode,
             "caps_before": None, "uid": st.st_uid, "gid": st.st_gid, "nlink": st.st_nlink, "actions": []}
 
 
@@ -242,7 +242,7 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
         mode_after = fst.st_mode & ~opts.setid_mask if has_setid else fst.st_mode
         if needs_chown or (has_caps and opts.caps_method == "chown"):
             mode_after = mode_after_chown(mode_after)
-        entry["mode_after"] = _mode_text(mode_after)
+        entry["mode_after"] = envelope.mode_text(mode_after)
         return True, True
     changed = False
     try:
@@ -252,9 +252,9 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
             if wanted:
                 action()
                 changed = True
-        entry["mode_after"] = _mode_text(os.fstat(fd).st_mode)
+        entry["mode_after"] = envelope.mode_text(os.fstat(fd).st_mode)
     except OSError as exc:
-        entry["error"] = _error_text(exc)
+        entry["error"] = envelope.error_text(exc)
     return True, changed
 
 

@@ -29,7 +29,7 @@ import stat
 import time
 
 from . import atomicfile, safefs
-from . import report as reports
+from . import report as envelope
 from .errors import InputError
 
 __all__ = ["InstallError", "install_tree"]
@@ -82,7 +82,7 @@ def _open_dest(dest, create, dir_mode):
     try:
         parent, name = safefs.open_parent(os.path.abspath(dest))
     except (OSError, ValueError) as exc:
-        raise InstallError("%s: its directory cannot be opened: %s" % (dest, reports.error_text(exc))) from None
+        raise InstallError("%s: its directory cannot be opened: %s" % (dest, envelope.error_text(exc))) from None
     with parent:
         return _open_dir(parent.fd, name, dest, create, dir_mode)
 
@@ -126,7 +126,7 @@ def install_tree(dest, files, mode=0o644, dir_mode=0o755, suffixes=(".py",), dry
     started = time.monotonic()
     tree = _check_names(files)
     owner = (0, 0) if os.geteuid() == 0 else None
-    result = reports.new_report(dest, written=[], removed=[],
+    result = envelope.new_report(dest, written=[], removed=[],
                                 counts={"files": len(files), "written": 0, "removed": 0, "unchanged": 0})
     dest_fd = _open_dest(dest, not dry_run, dir_mode)
     try:
@@ -141,7 +141,7 @@ def install_tree(dest, files, mode=0o644, dir_mode=0o755, suffixes=(".py",), dry
     counts["written"], counts["removed"] = len(result["written"]), len(result["removed"])
     counts["unchanged"] = counts["files"] - counts["written"]
     result["changed"] = bool(result["written"] or result["removed"])
-    return reports.finish(result, started)
+    return envelope.finish(result, started)
 
 
 def _install_dir(result, dest_fd, parts, names, mode, dir_mode, owner, suffixes, dry_run):

@@ -45,8 +45,8 @@ import stat
 import time
 
 from . import atomicfile
+from . import report as envelope
 from .errors import InputError
-from .report import add_error, finish, new_report
 from .text import escape, one_line
 
 SPOOL_DIR = "/var/spool/cron/crontabs"
@@ -196,7 +196,7 @@ def _open_dir(base, parts, report, follow_base=True):
         fd = os.open(base, _DIR_FLAGS if not follow_base else _DIR_FLAGS & ~os.O_NOFOLLOW)
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
-            add_error(report, base, "open", exc)
+            envelope.add_error(report, base, "open", exc)
         return None
     for part in parts:
         path = os.path.join(path, part)
@@ -204,7 +204,7 @@ def _open_dir(base, parts, report, follow_base=True):
             child = os.open(part, _DIR_FLAGS, dir_fd=fd)
         except OSError as exc:
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
-                add_error(report, path, "open", exc)
+                envelope.add_error(report, path, "open", exc)
             return None
         finally:
             os.close(fd)
@@ -221,7 +221,7 @@ def _list_dir(path, report):
         return fd, sorted(os.listdir(fd))
     except OSError as exc:
         os.close(fd)
-        add_error(report, path, "listdir", exc)
+        envelope.add_error(report, path, "listdir", exc)
         return None, []
 
 
@@ -233,7 +233,7 @@ def _lstat_at(dir_fd, name, path, report):
     except FileNotFoundError:
         return None
     except OSError as exc:
-        add_error(report, path, "lstat", exc)
+        envelope.add_error(report, path, "lstat", exc)
         return None
 
 
@@ -252,7 +252,7 @@ def _walk(fd, top, report, budget):
                 try:
                     names = iter(sorted(os.listdir(dir_fd)))
                 except OSError as exc:
-                    add_error(report, path, "listdir", exc)
+                    envelope.add_error(report, path, "listdir", exc)
                     os.close(stack.pop()[0])
                     continue
                 stack[-1] = (dir_fd, path, names)
@@ -262,7 +262,7 @@ def _walk(fd, top, report, budget):
                 continue
             budget[0] -= 1
             if budget[0] < 0:
-                add_error(report, top, "walk", "more than %d entries; listing stopped" % MAX_WALK_ENTRIES)
+                envelope.add_error(report, top, "walk", "more than %d entries; listing stopped" % MAX_WALK_ENTRIES)
                 return
             child = os.path.join(path, name)
             info = _lstat_at(dir_fd, name, child, report)
@@ -272,13 +272,13 @@ def _walk(fd, top, report, budget):
                 yield child, info, dir_fd, name
                 continue
             if len(stack) >= MAX_WALK_DEPTH:
-                add_error(report, child, "walk", "deeper than %d levels; not listed" % MAX_WALK_DEPTH)
+                envelope.add_error(report, child, "walk", "deeper than %d levels; not listed" % MAX_WALK_DEPTH)
                 continue
             try:
                 sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
             except OSError as exc:
                 if exc.errno != errno.ENOENT:
-                    add_error(report, child, "open", exc)
+                    envelope.add_error(report, child, "open", exc)
                 continue
             stack.append((sub, child, None))
     finally:
@@ -299,7 +299,7 @@ def _read_regular(dir_fd, name, path, report):
         fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ELOOP):
-            add_error(report, path, "open", exc)
+            envelope.add_error(report, path, "open", exc)
         return None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
@@ -311,7 +311,7 @@ def _read_regular(dir_fd, name, path, report):
 def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
     """``cron_job`` findings for *user*'s table in *spool_dir*, the whole table streamed."""
     now = time.time() if now is None else now
-    report = new_report([]) if report is None else report
+    report = envelope.new_report([]) if report is None else report
     spool_fd = _open_dir(spool_dir, (), report)
     if spool_fd is None:
         return []
@@ -328,7 +328,7 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
     try:
         for number, text, cut in iter_cron_jobs(_read_chunks(fd)):
             if cut:
-                add_error(report, path, "read", "line %d is longer than %d bytes: only its start was read"
+                envelope.add_error(report, path, "read", "line %d is longer than %d bytes: only its start was read"
                           % (number, MAX_LINE_BYTES))
             entry = text[:MAX_ENTRY_CHARS]
             occurrence = seen[entry] = seen.get(entry, 0) + 1
@@ -339,7 +339,7 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
             item["_sig"] = None
             findings.append(item)
     except OSError as exc:
-        add_error(report, path, "read", exc)
+        envelope.add_error(report, path, "read", exc)
     finally:
         os.close(fd)
     return findings
@@ -385,7 +385,7 @@ def _at_job_details(fd):
 def audit_at_spool(spool_dir, now=None, report=None, uid_names=None):
     """``at_job`` findings: each job file in an atd spool (``at``, ``batch``)."""
     now = time.time() if now is None else now
-    report = new_report([]) if report is None else report
+    report = envelope.new_report([]) if report is None else report
     uid_names = uid_names or {}
     spool_fd, names = _list_dir(spool_dir, report)
     if spool_fd is None:
@@ -403,7 +403,7 @@ def audit_at_spool(spool_dir, now=None, report=None, uid_names=None):
             try:
                 uid, command = _at_job_details(fd)
             except OSError as exc:
-                add_error(report, path, "read", exc)
+                envelope.add_error(report, path, "read", exc)
                 uid, command = None, None
             finally:
                 os.close(fd)
@@ -453,7 +453,7 @@ def audit_home(user, home, now=None, report=None, budget=None):
     """Findings in *home*: scripts, user units and enabled links, autostart entries, and the
     ``ssh_file``/``shell_rc`` inventory a baseline compares."""
     now = time.time() if now is None else now
-    report = new_report([]) if report is None else report
+    report = envelope.new_report([]) if report is None else report
     budget = [MAX_WALK_ENTRIES] if budget is None else budget
     findings = []
     for path, info, _fd, _name in _walk_under(home, HERMES_SCRIPTS, report, budget):
@@ -488,7 +488,7 @@ def audit_runtime(user, uid, runtime_root=RUNTIME_ROOT, now=None, report=None, b
     """``transient_unit`` findings (``systemd-run --user`` leftovers) and runtime user units
     under ``{runtime_root}/{uid}`` (the user's XDG_RUNTIME_DIR)."""
     now = time.time() if now is None else now
-    report = new_report([]) if report is None else report
+    report = envelope.new_report([]) if report is None else report
     budget = [MAX_WALK_ENTRIES] if budget is None else budget
     base = os.path.join(runtime_root, str(uid))
     findings = []
@@ -503,11 +503,12 @@ def audit_runtime(user, uid, runtime_root=RUNTIME_ROOT, now=None, report=None, b
 def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=None, uid_names=None):
     """``tmp_run_dir`` findings: entries of *tmp_dir* whose name matches one of *patterns*."""
     now = time.time() if now is None else now
-    report = new_report([]) if report is None else report
+    report = envelope.new_report([]) if report is None else report
     uid_names = uid_names or {}
     if not os.path.lexists(tmp_dir):
         # an error as it always was (audit.check_leaks reports a missing one as absent)
-        add_error(report, tmp_dir, "listdir", FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), tmp_dir))
+        missing = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), tmp_dir)
+        envelope.add_error(report, tmp_dir, "listdir", missing)
         return []
     fd, names = _list_dir(tmp_dir, report)
     if fd is None:
@@ -590,7 +591,7 @@ def _spool_users(spool_dir, names, report):
     except FileNotFoundError:
         return []
     except OSError as exc:
-        add_error(report, spool_dir, "listdir", exc)
+        envelope.add_error(report, spool_dir, "listdir", exc)
         return []
     return [n for n in listed if n not in names and not n.startswith("tmp.")]
 
@@ -666,7 +667,7 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
     now = time.time() if now is None else now
     accounts = _accounts(accounts, users)
     roots = [spool_dir, *at_spool_dirs, tmp_dir, *sorted({a[2] for a in accounts if a[2]})]
-    report = new_report(roots, findings=[], leaks=0, users=[])
+    report = envelope.new_report(roots, findings=[], leaks=0, users=[])
     findings = _collect(accounts, users, tmp_dir, tmp_patterns, spool_dir, at_spool_dirs, runtime_root, now, report)
     findings = [f for f in findings if f["age"] >= min_age]
     if baseline is None:
@@ -682,7 +683,7 @@ def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_P
         counts[item["kind"]] += 1
     counts.update({k: v for k, v in report["counts"].items() if k not in counts})
     report.update(findings=findings, counts=counts, leaks=len(findings), complete=not report["errors"])
-    return finish(report, started)
+    return envelope.finish(report, started)
 
 
 def finding_lines(report):
@@ -707,7 +708,7 @@ def snapshot(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TM
     """
     now = time.time() if now is None else now
     accounts = _accounts(accounts, users)
-    report = new_report([])
+    report = envelope.new_report([])
     findings = _collect(accounts, users, tmp_dir, tmp_patterns, spool_dir, at_spool_dirs, runtime_root, now, report)
     items = sorted(({"key": f["_key"], "sig": f["_sig"]} for f in findings), key=lambda i: i["key"])
     return {"schema": BASELINE_SCHEMA, "created": int(now), "items": items, "errors": report["errors"],

@@ -58,7 +58,7 @@ import stat
 import sys
 
 from . import atomicfile, fdmount, safefs
-from . import report as reportmod
+from . import report as envelope
 from .errors import InputError
 from .mountinfo import read_mountinfo
 from .roots import RootMissing, RootRefused, open_root
@@ -302,11 +302,11 @@ def _unmount(held, entry, dry_run, result):
             if mine is None:
                 raise NosuidError("%s: its mount (id %s) is not in /proc/self/mountinfo; run again" % (shown, mid))
             if not is_self_bind(mine, mounts):
-                reportmod.add_warning(result, "%s is a %s, not a bind mount of itself: left mounted" % (
+                envelope.add_warning(result, "%s is a %s, not a bind mount of itself: left mounted" % (
                     shown, describe(held.path, mounts).split(": ", 1)[1]))
                 return
             if any(m["parent_id"] == mid for m in mounts):
-                reportmod.add_warning(result, "%s: the bind mount of itself (mount id %s) has mounts below it: "
+                envelope.add_warning(result, "%s: the bind mount of itself (mount id %s) has mounts below it: "
                                               "left mounted; unmount those first" % (shown, mid))
                 return
             entry["actions"].append("unmount the bind of %s onto itself (mount id %s)" % (shown, mid))
@@ -350,8 +350,8 @@ def _one_root(path, state, dry_run, result):
             else:
                 _unmount(held, entry, dry_run, result)
         except (OSError, ValueError) as exc:
-            text = reportmod.error_text(exc) if isinstance(exc, OSError) else str(exc)
-            reportmod.add_error(result, held.path, state, text)
+            text = envelope.error_text(exc) if isinstance(exc, OSError) else str(exc)
+            envelope.add_error(result, held.path, state, text)
             entry["error"] = text
         if entry["actions"]:
             if dry_run:
@@ -364,7 +364,7 @@ def _one_root(path, state, dry_run, result):
 
 def _refuse(result, path, reason):
     result["refused"].append({"path": path, "reason": reason})
-    reportmod.add_warning(result, "%s: refused, not mounted nosuid,nodev: %s (the other roots are still mounted)"
+    envelope.add_warning(result, "%s: refused, not mounted nosuid,nodev: %s (the other roots are still mounted)"
                           % (escape(path), reason))
 
 
@@ -493,7 +493,7 @@ def _plan_persistence(result, state, persist, handled, candidates, unit_dir, fst
             link = posixpath.join(unit_dir, OLD_WANTED_BY + ".wants", posixpath.basename(unit))
             if files.is_link(link):
                 files.remove(link, "-> ../%s" % posixpath.basename(unit))
-            reportmod.add_warning(result, "removed the mount unit 1.0.0 wrote for %s (%s): systemd resolved it by path "
+            envelope.add_warning(result, "removed the mount unit 1.0.0 wrote for %s (%s): systemd resolved it by path "
                                           "at boot%s" % (escape(path), escape(unit),
                                                          "; %s re-proves the root at boot now" % UNIT
                                                          if path in want else ""))
@@ -501,7 +501,7 @@ def _plan_persistence(result, state, persist, handled, candidates, unit_dir, fst
         after = fstab_remove(fstab_text, old_scope)
         if after != fstab_text:
             files.write(fstab, fstab_text, after, after, 0o644)
-            reportmod.add_warning(result, "removed the line(s) 1.0.0 wrote in %s (%s): mount(8) resolved them by path "
+            envelope.add_warning(result, "removed the line(s) 1.0.0 wrote in %s (%s): mount(8) resolved them by path "
                                           "at boot%s" % (escape(fstab), ", ".join(escape(p) for p in fstab_ours(
                                               fstab_text) if old_scope is None or p in old_scope),
                                               "; %s re-proves the roots at boot now" % UNIT if want else ""))
@@ -569,10 +569,10 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
     if not (paths or hermes_homes or sandbox_dir or extra_roots):
         raise NosuidError("no roots: give path, or hermes_home, sandbox_dir or roots (the sweep's scope)")
     python = python or default_python()
-    result = reportmod.new_report([], paths=[], refused=[], missing=[], files=[], diff={"before": "", "after": ""},
+    result = envelope.new_report([], paths=[], refused=[], missing=[], files=[], diff={"before": "", "after": ""},
                                   persist=persist)
     if persist == "fstab":
-        reportmod.add_warning(result, FSTAB_DEPRECATED)
+        envelope.add_warning(result, FSTAB_DEPRECATED)
         persist = "systemd"
     from .sweep import derive_roots  # noqa: PLC0415 - sweep imports the walker; only this operation needs it
 
@@ -608,18 +608,18 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
             try:
                 apply()
             except OSError as exc:
-                raise NosuidError("cannot write %s: %s" % (escape(path), reportmod.error_text(exc))) from None
+                raise NosuidError("cannot write %s: %s" % (escape(path), envelope.error_text(exc))) from None
         reload_needed = reload_needed or path.endswith((".mount", ".service"))
     if systemd_running is None:
         systemd_running = os.path.isdir("/run/systemd/system")
     if reload_needed and systemd_running and not check_mode and run is not None:
         rc, out, err = run(["systemctl", "daemon-reload"])
         if rc != 0:
-            reportmod.add_warning(result, "systemctl daemon-reload failed (rc %s): %s; the unit takes effect at the "
+            envelope.add_warning(result, "systemctl daemon-reload failed (rc %s): %s; the unit takes effect at the "
                                           "next boot" % (rc, escape((err or out).strip())))
     result["complete"] = not result["errors"]
-    result["counts"] = {"roots": len(result["paths"]), "refused": len(result["refused"]),
-                        "missing": len(result["missing"]), "errors": len(result["errors"])}
+    result["counts"].update(roots=len(result["paths"]), refused=len(result["refused"]),
+                            missing=len(result["missing"]), errors=result["counts"].get("errors", 0))
     return result
 
 

@@ -70,12 +70,20 @@ def error_text(error):
     return "%s: %s" % (type(error).__name__, detail) if detail else type(error).__name__
 
 
+def error_entry(path, op, error):
+    """One error as the envelope lists it: ``{path, op, error}`` (``error`` is error_text of
+    a str or an exception, as one printable line). The one place such a dict is made:
+    :func:`add_error` records one; a result that is not an envelope (a sweep step, an audit
+    check before its verdict) lists them."""
+    return {"path": _text(path) if path is not None else None, "op": op, "error": one_line(error_text(error))}
+
+
 def add_error(report, path, op, error, max_listed=None):
     """Record one error as ``{path, op, error}``; counted always, listed up to ``max_listed``."""
     counts = report.setdefault("counts", {})
     counts["errors"] = counts.get("errors", 0) + 1
     errors = report.setdefault("errors", [])
-    entry = {"path": _text(path) if path is not None else None, "op": op, "error": one_line(error_text(error))}
+    entry = error_entry(path, op, error)
     if max_listed is None or len(errors) < max_listed:
         errors.append(entry)
     return entry

@@ -44,6 +44,7 @@ constants below; the rest is private.
 import time
 
 from . import forked, walk
+from . import report as envelope
 from .fileops import (
     ACTIONS,
     CAP_XATTR,
@@ -178,9 +179,8 @@ def _run_opened(opened, opts):
         result = forked.run_in_worker(lambda: walk_all(True), opts.budget)
         if result is None:
             report["complete"] = False
-            report["errors"].append({"path": opened[0].path, "op": "walk",
-                                     "error": "the walker did not stop within its budget and was killed"})
-            report["counts"]["errors"] += 1
+            envelope.add_error(report, opened[0].path, "walk",
+                               "the walker did not stop within its budget and was killed")
         elif "worker_error" in result:
             raise RuntimeError("walker failed: %s" % result["worker_error"])
         else:

@@ -30,7 +30,7 @@ import stat
 import time
 
 from . import docker_engine, fileops, safefs, sandboxes, staging
-from . import report as reportmod
+from . import report as envelope
 from . import strip as stripmod
 from .errors import InputError
 from .text import escape
@@ -165,7 +165,7 @@ def _step_result(name, budget):
 def _step_failed(result, path, text):
     """A step that did not finish: one {path, op, error}; ``error`` keeps the first line."""
     result["complete"] = False
-    result["errors"].append({"path": path, "op": result["step"], "error": text})
+    result["errors"].append(envelope.error_entry(path, result["step"], text))
     if result["error"] is None:
         result["error"] = text
 
@@ -203,7 +203,7 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
                                   **ownership)
         except Exception as exc:  # a refused root, a vanished target: reported, the next step still runs
             result["ran"] = False
-            _step_failed(result, target, reportmod.error_text(exc))
+            _step_failed(result, target, envelope.error_text(exc))
             results.append(result)
             continue
         result.update(report=report, complete=report["complete"], changed=report["changed"],
@@ -240,7 +240,7 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
             results = _container_steps(client, target, source, st.st_ino, owner, chown_from, budget, image, dry_run,
                                        steps, run)
     except ValueError as exc:  # RootRefused, StagingError: no step ran, or the staging was not undone
-        text = "could not hand %s to the strip container: %s" % (target, reportmod.error_text(exc))
+        text = "could not hand %s to the strip container: %s" % (target, envelope.error_text(exc))
         if results:
             _step_failed(results[-1], target, text)
             return results
@@ -286,23 +286,23 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
         lines = [ln for ln in out["output"].splitlines() if ln]
         messages = [ln for ln in out.get("stderr", out["output"]).splitlines() if ln]
         found = found_paths(out["stdout"], target)
-        report = reportmod.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
+        report = envelope.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
                                       counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
                                       output=out.get("stderr", out["output"])[-4000:])
         if name == "chown" and args[2] == "one":
-            reportmod.add_warning(report, fileops.LINKED_OWNER_WARNING)
+            envelope.add_warning(report, fileops.LINKED_OWNER_WARNING)
         if out["timed_out"]:
-            reportmod.add_error(report, target, name, "step %s did not finish within %ss and was killed" % (
+            envelope.add_error(report, target, name, "step %s did not finish within %ss and was killed" % (
                 name, budget))
         elif out["exit_code"] != 0:
-            reportmod.add_error(report, target, name, "step %s exited %s: %s" % (
+            envelope.add_error(report, target, name, "step %s exited %s: %s" % (
                 name, out["exit_code"], (messages[-1] if messages else lines[-1] if lines else "no output")))
         report["complete"] = not report["errors"]
         # The caps step re-chowns every file and cannot see which ones carried a capability,
         # so it reports the step as run, not as a change (method native reports exactly).
         # In a dry run, changed means "would change" (as in Ansible's check mode).
         report["changed"] = bool(found) and name != "caps"
-        reportmod.finish(report, started)
+        envelope.finish(report, started)
         result.update(report=report, complete=report["complete"], changed=report["changed"],
                       errors=list(report["errors"]))
         result["error"] = report["errors"][0]["error"] if report["errors"] else None
@@ -341,7 +341,7 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
 def _info(facts, usable, refused, containers, targets):
     """The mounts_info envelope: ``roots`` the derived roots' realpaths, ``root_sources``
     the {path, realpath, source} dicts, ``refused_roots``, ``containers``, ``targets``."""
-    return reportmod.new_report([r["realpath"] for r in usable], engine=facts, root_sources=usable,
+    return envelope.new_report([r["realpath"] for r in usable], engine=facts, root_sources=usable,
                                 refused_roots=refused, containers=containers, targets=targets,
                                 counts={"containers": len(containers), "targets": len(targets)})
 
@@ -373,14 +373,14 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
     if info is None:
         info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped, engine)
     facts = info["engine"]
-    result = reportmod.new_report(
+    result = envelope.new_report(
         info["roots"], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts, targets=info["targets"],
         sandboxes=[], containers=info["containers"], root_sources=info["root_sources"],
         refused_roots=info["refused_roots"])
     if not facts["sweepable"]:
         result["complete"] = False
-        reportmod.add_warning(result, "not sweeping: %s" % facts["reason"])
-        return reportmod.finish(result, started)
+        envelope.add_warning(result, "not sweeping: %s" % facts["reason"])
+        return envelope.finish(result, started)
     chown_from = sandboxes.chown_from_uids(facts) if chown else ()
     for target in info["targets"]:
         entry = _sweep_target(client, target, method, image, owner, chown_from, budget_per_step, dry_run, result,
@@ -389,17 +389,14 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         result["counts"]["sandboxes"] += 1
         for step in entry["steps"]:
             if step["report"] is not None:
-                reportmod.merge(result, {"counts": step["report"]["counts"]})
                 for warning in step["report"].get("warnings", ()):
-                    reportmod.add_warning(result, "sandbox %s: %s" % (escape(entry["path"]), warning))
-            elif step["errors"]:  # a step that could not run has no report to count them
-                result["counts"]["errors"] = result["counts"].get("errors", 0) + len(step["errors"])
-            for error in step["errors"]:
-                if len(result["errors"]) < stripmod.DEFAULT_MAX_LISTED:
-                    result["errors"].append(error)
+                    envelope.add_warning(result, "sandbox %s: %s" % (escape(entry["path"]), warning))
+            # a step that could not run has no report: its errors are all it counts
+            counts = step["report"]["counts"] if step["report"] is not None else {"errors": len(step["errors"])}
+            envelope.merge(result, {"counts": counts, "errors": step["errors"]}, stripmod.DEFAULT_MAX_LISTED)
             result["complete"] = result["complete"] and step["complete"]
         result["changed"] = result["changed"] or entry["changed"]
-    return reportmod.finish(result, started)
+    return envelope.finish(result, started)
 
 
 def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_run, result, engine):
@@ -411,7 +408,7 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
         entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or exc
-        reportmod.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
+        envelope.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
                                       "ownership is not returned" % (escape(path), why))
     own = tuple(entry["owner"]) if entry["owner"] else None
     try:
@@ -419,7 +416,7 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
         if not stat.S_ISDIR(st.st_mode):
             raise OSError(0, "not a directory any more")
     except OSError as exc:
-        reportmod.add_warning(result, "sandbox %s: skipped, %s" % (escape(path), exc.strerror or exc))
+        envelope.add_warning(result, "sandbox %s: skipped, %s" % (escape(path), exc.strerror or exc))
         entry["skipped"] = str(exc.strerror or exc)
         return entry
     if method == "native":
@@ -430,7 +427,7 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
     problems = ["%s: %s" % (s["step"], s["error"] or "did not complete within its budget")
                 for s in entry["steps"] if s["error"] or not s["complete"]]
     if problems:
-        reportmod.add_warning(result, "sandbox %s was not swept completely (%s): %s" % (
+        envelope.add_warning(result, "sandbox %s was not swept completely (%s): %s" % (
             escape(path), method, "; ".join(problems)))
     entry["changed"] = any(s["changed"] for s in entry["steps"])
     return entry

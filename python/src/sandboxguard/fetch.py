@@ -50,8 +50,8 @@ import time
 import unicodedata
 
 from . import atomicfile, credentials, safefs
+from . import report as envelope
 from .errors import InputError
-from .report import add_error, mode_text, new_report
 from .text import escape
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -498,7 +498,7 @@ def _same_content(dfd, name, data):
 def _report(src, dest_dir, max_bytes, home, hermes_home, strict):
     """The report envelope (report.new_report) with the fetch's own keys; a refusal is
     also its one error, {path: src, op: stage, error: reason}."""
-    return new_report(
+    return envelope.new_report(
         [src] if isinstance(src, (str, bytes)) else [],
         src=src, path=None, resolved=None, dest=None, dest_dir=dest_dir, fetched=False, refused=None,
         refused_code=None, stage=None, size=None, sha256=None, mode=None, remote_mode=None, max_bytes=max_bytes,
@@ -513,7 +513,7 @@ class _Refused(Exception):
 
 def _refuse(report, stage, code, reason, started):
     report.update(refused=reason, refused_code=code, stage=stage, elapsed=round(time.monotonic() - started, 3))
-    add_error(report, report["src"] if isinstance(report["src"], (str, bytes)) else "", stage, reason)
+    envelope.add_error(report, report["src"] if isinstance(report["src"], (str, bytes)) else "", stage, reason)
     return report
 
 
@@ -586,7 +586,7 @@ def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
                        % (len(out), max_bytes))
     parsed = _parse(out, token, "read", report)
     if parsed["stat"]:
-        report["remote_mode"] = mode_text(parsed["mode"])
+        report["remote_mode"] = envelope.mode_text(parsed["mode"])
     if parsed["refuse_code"]:
         raise _Refused("read", parsed["refuse_code"], "%s: %s" % (escape(resolved), parsed["refuse_reason"]))
     if not (parsed["stat"] and parsed["begin"] and parsed["end"] and parsed["done"]):
@@ -686,6 +686,6 @@ def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=No
         if held is not None:
             held.close()
     report.update(dest=dest, fetched=not dry_run, changed=changed, size=len(data),
-                  sha256=hashlib.sha256(data).hexdigest(), mode=mode_text(mode), stage="done",
+                  sha256=hashlib.sha256(data).hexdigest(), mode=envelope.mode_text(mode), stage="done",
                   elapsed=round(time.monotonic() - started, 3))
     return report

@@ -23,7 +23,7 @@ import os
 import time
 
 from . import atomicfile, safefs, yamlconf
-from . import report as reportmod
+from . import report as envelope
 from .errors import InputError
 from .text import escape
 
@@ -116,7 +116,7 @@ def set_config(path, settings, dry_run=False, create=True, owner=None, mode=NEW_
     """
     started = time.monotonic()
     path = os.path.abspath(path)
-    report = reportmod.new_report([path], dry_run=bool(dry_run), path=path, created=False, previous={}, diff=None,
+    report = envelope.new_report([path], dry_run=bool(dry_run), path=path, created=False, previous={}, diff=None,
                                   counts={"keys": 0, "keys_changed": 0})
     if not isinstance(settings, dict):
         raise ConfigError("settings must be a mapping of dotted keys to values, got %s" % type(settings).__name__)
@@ -155,4 +155,4 @@ def _set_config_at(parent, name, path, settings, dry_run, create, owner, mode, r
         report["diff"] = {"before": before or "", "after": after, "before_header": path, "after_header": path}
         if not dry_run:
             write_at(parent.fd, name, after, old_st, owner, mode, parent.st)
-    return reportmod.finish(report, started)
+    return envelope.finish(report, started)

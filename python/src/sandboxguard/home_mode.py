@@ -536,7 +536,7 @@ def _each_home(base_dir, base, include_profiles, report):
     """(path, fd, fstat, error) for the Hermes home and each profile, every one opened
     below the held home with O_NOFOLLOW (the fd is the caller's to close unless it is the
     home's own). A profile that cannot be opened comes with ``error`` (a line) and no fd."""
-    from .report import add_warning  # noqa: PLC0415
+    from . import report as envelope  # noqa: PLC0415
     from .sandboxes import profile_names_at  # noqa: PLC0415
 
     yield base, base_dir.fd, base_dir.st, None
@@ -548,7 +548,7 @@ def _each_home(base_dir, base, include_profiles, report):
     except FileNotFoundError:
         return
     except safefs.PathRefused as exc:  # the one rule: a symlinked profiles lists none
-        add_warning(report, "%s; no profile under it is configured" % exc)
+        envelope.add_warning(report, "%s; no profile under it is configured" % exc)
         return
     except OSError as exc:
         yield profiles, None, None, "%s: %s" % (escape(profiles), exc.strerror or exc)
@@ -594,16 +594,16 @@ def configure_terminal_home(hermes_home, mode, where="config", include_profiles=
     config yamlconf will not edit) is an error of its own in the report (``errors``, and
     the entry's ``error``); the others are still configured.
     """
+    from . import report as envelope  # noqa: PLC0415
     from .hermes_config import ConfigError  # noqa: PLC0415
-    from .report import add_error, dry_run_arg, new_report  # noqa: PLC0415
     from .yamlconf import YamlEditError  # noqa: PLC0415
 
-    check = dry_run_arg(dry_run, check, "configure_terminal_home")  # the name used below
+    check = envelope.dry_run_arg(dry_run, check, "configure_terminal_home")  # the name used below
     mode = normalize_mode(mode)
     targets = _where(where)
     base = norm_path(hermes_home)
     with _open_hermes_home(base) as base_dir:
-        report = new_report([base], dry_run=check, mode=mode, where=list(targets), homes=[], diff=[])
+        report = envelope.new_report([base], dry_run=check, mode=mode, where=list(targets), homes=[], diff=[])
         for home, fd, st, error in _each_home(base_dir, base, include_profiles, report):
             entry = {"hermes_home": home, "config_path": None, "previous": None, "config_changed": False,
                      "env_path": None, "env_previous": None, "env_changed": False,
@@ -620,7 +620,7 @@ def configure_terminal_home(hermes_home, mode, where="config", include_profiles=
                     if fd != base_dir.fd:
                         os.close(fd)
             if entry["error"]:
-                add_error(report, home, "configure", entry["error"])
+                envelope.add_error(report, home, "configure", entry["error"])
             report["homes"].append(entry)
             report["changed"] = report["changed"] or any(
                 entry[k] for k in ("config_changed", "env_changed", "profile_home_changed"))
@@ -829,9 +829,9 @@ def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, che
     (HomeModeError). OSError when a write fails.
     """
     from . import eval_tools  # noqa: PLC0415
-    from .report import dry_run_arg  # noqa: PLC0415
+    from . import report as envelope  # noqa: PLC0415
 
-    check = dry_run_arg(dry_run, check, "install_eval_tools")
+    check = envelope.dry_run_arg(dry_run, check, "install_eval_tools")
 
     shim, shim_changed = _install(eval_tools.install_shim, bin_dir, python=python, dry_run=check)
     wrapper, wrapper_changed = _install(

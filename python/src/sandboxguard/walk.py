@@ -38,13 +38,10 @@ import time
 
 from . import caps as capsmod
 from . import handoff
+from . import report as envelope
 from .fileops import CAP_XATTR, LINKED_OWNER_KEPT, LINKED_OWNER_WARNING, ChangedUnderUs, fix_at
 from .forked import free_descriptors
 from .mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
-from .report import add_warning, merge
-from .report import error_text as _error_text
-from .report import mode_text as _mode_text
-from .report import new_report as _envelope
 
 # Directory descriptors kept open for pending children before falling back to reopen
 # (identity-checked) on demand; keeps a 10,000-deep tree under the fd limit. Fewer when
@@ -91,7 +88,7 @@ class _Dir:
 
 def new_report(roots, dry_run):
     """An empty report in the shared envelope (report.new_report) with strip's keys."""
-    return _envelope(roots, dry_run=bool(dry_run), files=[], pruned_mounts=[], counts={
+    return envelope.new_report(roots, dry_run=bool(dry_run), files=[], pruned_mounts=[], counts={
         "dirs": 0, "files": 0, "setid": 0, "caps": 0, "chown": 0,
         "hardlinks": 0, "special": 0, "symlinks": 0, "skipped": 0, "errors": 0, "unlisted": 0,
     })
@@ -170,10 +167,7 @@ class _Findings:
     hand-off of a flagged regular file to fileops.fix_at. A mixin of Walk."""
 
     def add_error(self, path, exc, op):
-        self.counts["errors"] += 1
-        if len(self.report["errors"]) < self.max_listed:
-            text = _error_text(exc) if isinstance(exc, OSError) else str(exc)
-            self.report["errors"].append({"path": path, "op": op, "error": text})
+        envelope.add_error(self.report, path, op, exc if isinstance(exc, OSError) else str(exc), self.max_listed)
 
     def add_finding(self, entry):
         if len(self.report["files"]) < self.max_listed:
@@ -186,8 +180,8 @@ class _Findings:
         if st.st_uid not in self.chown_from:
             return
         uid, gid = self.chown_to
-        entry = {"path": path, "type": "directory", "mode_before": _mode_text(st.st_mode),
-                 "mode_after": _mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
+        entry = {"path": path, "type": "directory", "mode_before": envelope.mode_text(st.st_mode),
+                 "mode_after": envelope.mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
                  "gid": st.st_gid, "nlink": st.st_nlink, "actions": ["chown"]}
         if not self.dry_run:
             try:
@@ -232,7 +226,7 @@ class _Findings:
         if entry.get("skipped"):
             counts["skipped"] += 1
             if entry["skipped"] is LINKED_OWNER_KEPT:
-                add_warning(self.report, LINKED_OWNER_WARNING)
+                envelope.add_warning(self.report, LINKED_OWNER_WARNING)
         if entry["nlink"] > 1:
             counts["hardlinks"] += 1
 
@@ -276,7 +270,7 @@ class _Sharing:
         for sub in reports:
             if sub is None or "worker_error" in sub:
                 raise RuntimeError("walker failed: %s" % (sub or {}).get("worker_error", "no report"))
-            merge(self.report, sub, self.max_listed)
+            envelope.merge(self.report, sub, self.max_listed)
         for relpath in broker.lost:
             self.report["complete"] = False
             self.add_error("/".join([self.root_path.rstrip("/"), relpath]), "not walked: its descriptor was lost "

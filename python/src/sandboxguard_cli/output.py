@@ -20,7 +20,7 @@ sibling); every ``WARNING:`` line and every error line goes through ``text.one_l
 import json
 import sys
 
-from sandboxguard import report as reportmod
+from sandboxguard import report as envelope
 from sandboxguard.text import for_result, one_line
 
 from .main import EXIT_FINDINGS, EXIT_OK
@@ -28,7 +28,7 @@ from .main import EXIT_FINDINGS, EXIT_OK
 
 def exit_code(report, findings=False):
     """1 when findings remain (the caller's rule), the report is partial, holds errors or warnings."""
-    if findings or reportmod.has_problems(report) or report.get("warnings"):
+    if findings or envelope.has_problems(report) or report.get("warnings"):
         return EXIT_FINDINGS
     return EXIT_OK
 
