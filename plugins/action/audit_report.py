@@ -26,14 +26,14 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape, for_result, one_line
 
 ARGUMENT_SPEC = {
-    "report_dir": {"type": "path", "required": True},
+    "report_dir": {"type": "path", "default": audit_report.DEFAULT_REPORT_DIR},
     "result_var": {"type": "str", "default": "boundary_audit_result"},
     "hosts": {"type": "list", "elements": "str"},
     "formats": {"type": "raw", "default": list(audit_report.FORMATS)},
     "host_files": {"type": "raw", "default": True},
     "fail_on_findings": {"type": "raw", "default": True},
     "fail_on_errors": {"type": "raw", "default": True},
-    "title": {"type": "str", "default": "sandboxguard boundary audit"},
+    "title": {"type": "str", "default": audit_report.TITLE},
 }
 
 

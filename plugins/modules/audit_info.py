@@ -219,7 +219,8 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     fail,
     input_errors_fail,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_record
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_record, defaults
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
 
 
@@ -230,23 +231,23 @@ def main():
             paths=dict(type="list", elements="path", default=[]),
             hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
             sandbox_dir=dict(type="path"),
-            docker=dict(type="str", choices=list(audit.DOCKER_MODES), default="auto"),
+            docker=dict(type="str", choices=list(audit.DOCKER_MODES), default=audit.DEFAULT_DOCKER_MODE),
             docker_host=dict(type="str"),
-            budget=dict(type="float", default=10),
+            budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
             max_listed=dict(type="int", default=audit.MAX_LISTED_FINDINGS),
             home_mode=dict(type="str"),
-            home_where=dict(type="str", choices=["config", "env", "both"], default="config"),
+            home_where=dict(type="str", choices=list(defaults.HOME_WHERE_CHOICES), default=defaults.HOME_WHERE),
             profiles=dict(type="bool", default=True),
             create_profile_home=dict(type="bool", default=True),
             leak_users=dict(type="list", elements="str", default=[]),
-            leak_tmp_patterns=dict(type="list", elements="str", default=["ab-*"]),
+            leak_tmp_patterns=dict(type="list", elements="str", default=list(defaults.TMP_PATTERNS)),
             leak_min_age=dict(type="int", default=0),
-            leak_tmp_dir=dict(type="path", default="/tmp"),
-            leak_spool_dir=dict(type="path", default="/var/spool/cron/crontabs"),
+            leak_tmp_dir=dict(type="path", default=defaults.TMP_DIR),
+            leak_spool_dir=dict(type="path", default=defaults.CRON_SPOOL_DIR),
             agent_user=dict(type="str"),
-            bwrap_min_version=dict(type="str", default="0.9.0"),
+            bwrap_min_version=dict(type="str", default=defaults.BWRAP_MIN_VERSION),
             bwrap_checks=dict(type="list", elements="str", default=[]),
-            bwrap_timeout=dict(type="int", default=20),
+            bwrap_timeout=dict(type="int", default=defaults.BWRAP_PROBE_TIMEOUT_S),
         ),
         supports_check_mode=True,
     )

@@ -31,7 +31,7 @@ options:
   report_dir:
     description: Directory on the controller for the reports; created when missing. A relative path is relative to the directory C(ansible-playbook) runs in.
     type: path
-    required: true
+    default: boundary-audit
   result_var:
     description: The variable each host registered the audit result under.
     type: str

@@ -33,7 +33,7 @@ options:
       - Without become, the probe runs as the connecting user and O(user) must name that user or be unset.
     type: str
   min_version:
-    description: Minimum bubblewrap version; the Hermes bubblewrap backend needs 0.9.0.
+    description: Minimum bubblewrap version; the default is the oldest the Hermes bubblewrap backend runs on.
     type: str
     default: 0.9.0
   bwrap:
@@ -358,7 +358,7 @@ def main():
     )
     params = module.params
     if bwrapmod.parse_version(params["min_version"]) is None:
-        fail(module, "min_version %r is not a version like 0.9.0" % params["min_version"])
+        fail(module, "min_version %r is not a version like %s" % (params["min_version"], bwrapmod.DEFAULT_MIN_VERSION))
     limits = params["limits"] or {}
     if any(v is not None and v < 0 for v in limits.values()):
         fail(module, "limits must be 0 (disabled) or more: %s" % limits)

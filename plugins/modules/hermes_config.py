@@ -104,6 +104,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import hermes_config
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_mode
 
 
@@ -115,7 +116,7 @@ def main():
             create=dict(type="bool", default=True),
             owner=dict(type="str"),
             group=dict(type="str"),
-            mode=dict(type="raw", default="0600"),
+            mode=dict(type="raw", default=envelope.mode_text(hermes_config.NEW_FILE_MODE)),
         ),
         supports_check_mode=True,
         required_by={"group": "owner"},

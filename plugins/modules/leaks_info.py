@@ -235,6 +235,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.leaks import (
     BASELINE_MODES,
+    DEFAULT_BASELINE_MODE,
     audit,
     audit_with_baseline_file,
 )
@@ -245,7 +246,7 @@ def main():
         argument_spec=dict(
             LEAKS_ARGUMENT_SPEC,
             baseline=dict(type="path"),
-            baseline_mode=dict(type="str", choices=list(BASELINE_MODES), default="auto"),
+            baseline_mode=dict(type="str", choices=list(BASELINE_MODES), default=DEFAULT_BASELINE_MODE),
             fail_on_leaks=dict(type="bool", default=False),
         ),
         supports_check_mode=True,

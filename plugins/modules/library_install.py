@@ -94,6 +94,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import install
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_mode
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
 
@@ -103,9 +104,9 @@ def main():
         argument_spec=dict(
             dest=dict(type="path", required=True),
             files=dict(type="dict", required=True, no_log=True),
-            mode=dict(type="raw", default="0644"),
-            dir_mode=dict(type="raw", default="0755"),
-            suffixes=dict(type="list", elements="str", default=[".py"]),
+            mode=dict(type="raw", default=envelope.mode_text(install.FILE_MODE)),
+            dir_mode=dict(type="raw", default=envelope.mode_text(install.DIR_MODE)),
+            suffixes=dict(type="list", elements="str", default=list(install.SUFFIXES)),
         ),
         supports_check_mode=True,
     )

@@ -211,7 +211,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
 def main():
     argument_spec = dict(SANDBOX_ARGUMENT_SPEC)
     argument_spec.update(
-        method=dict(type="str", choices=list(sweep.METHODS), default="native"),
+        method=dict(type="str", choices=list(sweep.METHODS), default=sweep.DEFAULT_METHOD),
         image=dict(type="str"),
         owner=dict(type="str"),
         group=dict(type="str"),

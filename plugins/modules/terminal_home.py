@@ -171,6 +171,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail, warn
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import defaults, home_mode
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
     configure_terminal_home,
@@ -182,13 +183,13 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], required=True),
-            mode=dict(type="str", default="profile"),
-            where=dict(type="str", choices=["config", "env", "both"], default="config"),
+            mode=dict(type="str", default=home_mode.CONFIGURED_MODE),
+            where=dict(type="str", choices=list(home_mode.WHERE_CHOICES), default=home_mode.DEFAULT_WHERE),
             profiles=dict(type="bool", default=True),
             create_profile_home=dict(type="bool", default=True),
             eval_isolation=dict(type="bool", default=False),
-            bin_dir=dict(type="path", default="/usr/local/lib/sandboxguard/eval-bin"),
-            python=dict(type="path", default="/usr/bin/python3"),
+            bin_dir=dict(type="path", default=home_mode.DEFAULT_EVAL_BIN),
+            python=dict(type="path", default=defaults.SYSTEM_PYTHON),
         ),
         supports_check_mode=True,
     )

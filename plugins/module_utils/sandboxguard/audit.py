@@ -21,13 +21,14 @@ error that hides the rest. Nothing here changes the host.
 import os
 import time
 
-from . import audit_record, sandboxes
+from . import audit_record, defaults, sandboxes
 from . import report as envelope
 from . import strip as stripmod
 from .errors import InputError
 from .text import escape
 
 DOCKER_MODES = ("auto", "always", "never")
+DEFAULT_DOCKER_MODE = "auto"
 DEFAULT_ENGINE_TIMEOUT_S = 10
 DEFAULT_ENGINE_SOCKET = "/var/run/docker.sock"
 MAX_LISTED_FINDINGS = 200
@@ -69,7 +70,7 @@ def _error(op, path, error):
 
 # --- privileged_files ---------------------------------------------------------------------
 
-def engine_targets(docker="auto", docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=(),
+def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=(),
                    timeout=DEFAULT_ENGINE_TIMEOUT_S):
     """Ask the Docker engine which bind mounts are in scope (touches the engine, read-only).
 
@@ -163,8 +164,9 @@ def _finding_of(entry):
             "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps")]}
 
 
-def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="auto", docker_host=None,
-                           budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS, engine=None):
+def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE,
+                           docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
+                           engine=None):
     """setuid/setgid and file capabilities under every root in scope (walks, read-only).
 
     *engine*: an engine_targets() result to use instead of asking the engine.
@@ -206,7 +208,8 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker="
 
 # --- home_mode ----------------------------------------------------------------------------
 
-def check_home_mode(hermes_homes=(), mode=None, where="config", include_profiles=True, create_profile_home=True):
+def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, include_profiles=True,
+                    create_profile_home=True):
     """TERMINAL_HOME_MODE per Hermes home and profile against *mode* (reads only)."""
     from . import home_mode as hm  # noqa: PLC0415
     from .yamlconf import YamlEditError  # noqa: PLC0415
@@ -471,9 +474,10 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
 
 # --- the host record ----------------------------------------------------------------------
 
-def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None, docker="auto",
-               docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
-               home_mode=None, home_where="config", profiles=True, create_profile_home=True,
+def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None,
+               docker=DEFAULT_DOCKER_MODE, docker_host=None, budget=stripmod.DEFAULT_BUDGET_S,
+               max_listed=MAX_LISTED_FINDINGS,
+               home_mode=None, home_where=defaults.HOME_WHERE, profiles=True, create_profile_home=True,
                leak_users=(), leak_tmp_patterns=None, leak_min_age=0, leak_tmp_dir=None, leak_spool_dir=None,
                agent_user=None, bwrap_min_version=None,
                bwrap_checks=None, bwrap_timeout=None, skip_reason="not selected"):

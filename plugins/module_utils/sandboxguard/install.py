@@ -35,6 +35,10 @@ from .errors import InputError
 __all__ = ["InstallError", "install_tree"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+# a file with one of these suffixes that the tree no longer lists is removed; others stay
+SUFFIXES = (".py",)
 
 
 class InstallError(InputError):
@@ -121,7 +125,7 @@ def _stale(dir_fd, listed, suffixes):
                       if e.name.endswith(suffixes) and e.name not in listed and not e.is_dir(follow_symlinks=False))
 
 
-def install_tree(dest, files, mode=0o644, dir_mode=0o755, suffixes=(".py",), dry_run=False):
+def install_tree(dest, files, mode=FILE_MODE, dir_mode=DIR_MODE, suffixes=SUFFIXES, dry_run=False):
     """Make `dest` hold `files` ({relative path: str or bytes}); see the module docstring."""
     started = time.monotonic()
     tree = _check_names(files)

@@ -44,17 +44,17 @@ import re
 import stat
 import time
 
-from . import atomicfile
+from . import atomicfile, defaults
 from . import report as envelope
 from .errors import InputError
 from .text import escape, one_line
 
-SPOOL_DIR = "/var/spool/cron/crontabs"
+SPOOL_DIR = defaults.CRON_SPOOL_DIR
 # Debian and Ubuntu; Fedora, RHEL and Arch keep at jobs in /var/spool/at
 AT_SPOOL_DIRS = ("/var/spool/cron/atjobs", "/var/spool/at")
 RUNTIME_ROOT = "/run/user"
-TMP_DIR = "/tmp"
-DEFAULT_TMP_PATTERNS = ("ab-*",)
+TMP_DIR = defaults.TMP_DIR
+DEFAULT_TMP_PATTERNS = defaults.TMP_PATTERNS
 HERMES_SCRIPTS = (".hermes", "scripts")
 USER_UNIT_DIRS = ((".config", "systemd", "user"), (".local", "share", "systemd", "user"))
 RUNTIME_UNITS = ("systemd", "user")
@@ -86,6 +86,7 @@ MAX_LINE_BYTES = 1 << 16
 MAX_ENTRY_CHARS = 2048
 BASELINE_SCHEMA = "sandboxguard.leaks.baseline/1"
 BASELINE_MODES = ("auto", "write", "compare")
+DEFAULT_BASELINE_MODE = "auto"
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)

@@ -57,7 +57,7 @@ import re
 import stat
 import sys
 
-from . import atomicfile, fdmount, safefs
+from . import atomicfile, defaults, fdmount, safefs
 from . import report as envelope
 from .errors import InputError
 from .mountinfo import read_mountinfo
@@ -73,7 +73,7 @@ UNIT = "sandboxguard-nosuid.service"
 UNIT_WANTED_BY = "multi-user.target"
 PROGRAM = "/usr/local/sbin/sandboxguard-nosuid"
 PATHS_FILE = "/etc/sandboxguard/nosuid-paths"
-DEFAULT_PYTHON = "/usr/bin/python3"
+DEFAULT_PYTHON = defaults.SYSTEM_PYTHON
 MARKER = "# managed by sandboxguard.boundary.nosuid_mount"
 # What 1.0.0 persisted: a mount unit per root, wanted by local-fs.target, or an fstab line.
 OLD_WANTED_BY = "local-fs.target"

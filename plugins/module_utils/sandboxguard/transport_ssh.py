@@ -14,6 +14,8 @@ import time
 
 from .fetch import DEFAULT_MAX_BYTES, FetchError, TransportUnavailable, output_limit, shell_join
 
+CONNECT_TIMEOUT_S = 30.0
+
 
 def _paramiko():
     try:
@@ -50,7 +52,7 @@ class SSHExec:
     """``exec_fn`` over one SSH connection; use as a context manager or call close()."""
 
     def __init__(self, host, port=22, user=None, key_filename=None, known_hosts=None, password=None,
-                 timeout=30.0, max_output=None):
+                 timeout=CONNECT_TIMEOUT_S, max_output=None):
         self.host, self.port, self.user = host, port, user
         self.key_filename = key_filename
         self.known_hosts = known_hosts

@@ -60,6 +60,10 @@ CHECK_TITLES = {"privileged_files": "Privileged files", "home_mode": "TERMINAL_H
 _RANK = {status: rank for rank, status in enumerate(HOST_STATUSES)}
 JSON_NAME, JUNIT_NAME, HTML_NAME = "boundary-audit.json", "boundary-audit.xml", "boundary-audit.html"
 HOSTS_DIR = "hosts"
+TITLE = "sandboxguard boundary audit"
+# where the audit role and the audit_report action write the reports (relative: the directory
+# ansible-playbook runs in, in AWX the job's)
+DEFAULT_REPORT_DIR = "boundary-audit"
 FORMATS = ("json", "junit", "html")
 HTML_MAX_ROWS = 200
 FAILURE_MAX_PATHS = 20
@@ -228,7 +232,7 @@ def to_junit(report):
     """JUnit XML: a testsuite per host, a testcase per check."""
     report = from_result(report)
     total = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    root = ET.Element("testsuites", name="sandboxguard boundary audit")
+    root = ET.Element("testsuites", name=TITLE)
     for name, record in report["hosts"].items():
         suite = ET.SubElement(root, "testsuite", name=_xml_text(_name(name)), timestamp=report["generated"])
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -369,7 +373,7 @@ def _check_html(check, result):
     return "".join(out)
 
 
-def to_html(report, title="sandboxguard boundary audit"):
+def to_html(report, title=TITLE):
     """One self-contained page: the fleet summary first, then the hosts worst first."""
     report = from_result(report)
     summary = report["summary"]

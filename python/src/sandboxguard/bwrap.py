@@ -23,13 +23,13 @@ import shutil
 import stat
 import time
 
-from . import credentials, proc
+from . import credentials, defaults, proc
 from . import report as envelope
 from .container import detect_container
 from .errors import InputError
 
-DEFAULT_MIN_VERSION = "0.9.0"
-DEFAULT_TIMEOUT_S = 20
+DEFAULT_MIN_VERSION = defaults.BWRAP_MIN_VERSION
+DEFAULT_TIMEOUT_S = defaults.BWRAP_PROBE_TIMEOUT_S
 # Seed 004's profile table and Hermes' tests: network is the default.
 DEFAULT_PROFILE = "network"
 PROFILES = ("restricted", "workspace", "network")
@@ -165,7 +165,7 @@ def version_at_least(version, minimum):
     if isinstance(minimum, str):
         parsed = parse_version(minimum)
         if parsed is None:
-            raise InputError("min_version %r is not a version like 0.9.0" % minimum)
+            raise InputError("min_version %r is not a version like %s" % (minimum, DEFAULT_MIN_VERSION))
         minimum = parsed
     if version is None:
         return False

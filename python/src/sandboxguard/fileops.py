@@ -27,7 +27,9 @@ CAP_XATTR = capsmod.XATTR_NAME
 PATH_FLAGS = getattr(os, "O_PATH", 0o10000000) | os.O_NOFOLLOW | os.O_CLOEXEC
 ACTIONS = ("setid", "caps", "chown")
 CAPS_METHODS = ("xattr", "chown")
+DEFAULT_CAPS_METHOD = "xattr"
 HARDLINK_POLICIES = ("strip", "skip")
+DEFAULT_HARDLINKS = "strip"
 
 
 class ChangedUnderUs(Exception):
@@ -62,7 +64,7 @@ def hardlinks_protected(path=PROTECTED_HARDLINKS):
 
 OPTION_DEFAULTS = {
     "actions": ("setid", "caps"), "dry_run": False, "budget": DEFAULT_BUDGET_S, "chown_to": None,
-    "chown_from": (0,), "caps_method": "xattr", "hardlinks": "strip", "one_file_system": True,
+    "chown_from": (0,), "caps_method": DEFAULT_CAPS_METHOD, "hardlinks": DEFAULT_HARDLINKS, "one_file_system": True,
     "prune_mounts": True, "max_listed": DEFAULT_MAX_LISTED, "progress": None,
     "progress_interval": PROGRESS_INTERVAL_S, "fork": None, "allow_files": True, "setuid": True,
     "setgid": True, "workers": None,

@@ -30,7 +30,7 @@ import os
 import shlex
 import tempfile
 
-from . import safefs
+from . import defaults, safefs
 
 # One container detection for the whole library (container.py); re-exported here, where
 # the home mode's ``auto`` rule uses it.
@@ -38,8 +38,11 @@ from .container import detect_container
 from .errors import InputError
 from .text import escape
 
+# unset means auto (the agent decides per run); what terminal_home sets unless told otherwise is
+# profile: children get the profile home, not the real HOME, crontab and user bus
 DEFAULT_MODE = "auto"
 MODES = ("auto", "real", "profile")
+CONFIGURED_MODE = "profile"
 MODE_ALIASES = {
     "isolated": "profile",
     "profile_home": "profile",
@@ -495,7 +498,8 @@ ENV_NAME = ".env"
 PROFILES_DIR = "profiles"
 CONFIG_SECTION = "terminal"
 CONFIG_KEY = "home_mode"
-WHERE_CHOICES = ("config", "env", "both")
+WHERE_CHOICES = defaults.HOME_WHERE_CHOICES
+DEFAULT_WHERE = defaults.HOME_WHERE
 NEW_FILE_MODE = 0o600
 
 
@@ -571,7 +575,7 @@ def _each_home(base_dir, base, include_profiles, report):
         os.close(profiles_fd)
 
 
-def configure_terminal_home(hermes_home, mode, where="config", include_profiles=True, create_profile_home=True,
+def configure_terminal_home(hermes_home, mode, where=DEFAULT_WHERE, include_profiles=True, create_profile_home=True,
                             dry_run=False, check=None):
     """Set TERMINAL_HOME_MODE for a Hermes home and its profiles; return a report dict.
 

@@ -36,7 +36,8 @@ from .text import escape
 
 STEPS = ("chown", "setid", "caps")
 METHODS = ("native", "container")
-DEFAULT_BUDGET_PER_STEP_S = 10.0
+DEFAULT_METHOD = "native"
+DEFAULT_BUDGET_PER_STEP_S = stripmod.DEFAULT_BUDGET_S  # each step is one walk (strip.run)
 CONTAINER_TARGET = "/sweep/target"
 
 # POSIX sh for the container method: GNU findutils or busybox, no stat(1) needed.

@@ -84,7 +84,7 @@ def run(args):
             raise UsageError("--bwrap: %s" % exc) from None
         return EXIT_OK
     if bwrap.parse_version(args.min_version) is None:
-        raise UsageError("--min-version %r: give a version like 0.9.0" % args.min_version)
+        raise UsageError("--min-version %r: give a version like %s" % (args.min_version, bwrap.DEFAULT_MIN_VERSION))
     if args.bwrap and bwrap.find_bwrap(args.bwrap) is None:
         raise UsageError("--bwrap %s: no such executable; give the path of bwrap" % args.bwrap)
     if args.timeout <= 0:

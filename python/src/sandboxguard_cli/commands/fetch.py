@@ -8,7 +8,7 @@ from sandboxguard import fetch as fetchlib
 from sandboxguard.text import escape, one_line
 from sandboxguard.transport_docker import DockerExec
 from sandboxguard.transport_local import LocalExec
-from sandboxguard.transport_ssh import SSHExec, parse_target
+from sandboxguard.transport_ssh import CONNECT_TIMEOUT_S, SSHExec, parse_target
 
 from .. import output
 from ..main import EXIT_FINDINGS, UsageError
@@ -61,7 +61,7 @@ def register(subparsers):
                         help="known_hosts with the sandbox's host key (default ~/.ssh/known_hosts; unknown hosts "
                              "are rejected)")
     parser.add_argument("--user", metavar="USER", help="docker: run as this user inside the container")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=float, default=CONNECT_TIMEOUT_S, metavar="SECONDS",
                         help="ssh connect timeout (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
     parser.set_defaults(func=run)

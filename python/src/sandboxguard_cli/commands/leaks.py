@@ -35,7 +35,7 @@ def register(subparsers):
     parser.add_argument("--sandbox-dir", metavar="DIR", help="TERMINAL_SANDBOX_DIR: its owners are audited too")
     parser.add_argument("--agent-user", metavar="NAME", help="the user the agent runs as: audited too")
     parser.add_argument("--baseline", metavar="FILE", help="baseline mode: the snapshot file (see above)")
-    parser.add_argument("--baseline-mode", choices=leaks.BASELINE_MODES, default="auto",
+    parser.add_argument("--baseline-mode", choices=leaks.BASELINE_MODES, default=leaks.DEFAULT_BASELINE_MODE,
                         help="auto (default): write FILE when missing, else compare; write; compare")
     parser.add_argument("--min-age", type=int, default=0, metavar="SECONDS",
                         help="leave out findings younger than this (a run still in progress)")

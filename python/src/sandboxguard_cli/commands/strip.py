@@ -86,9 +86,9 @@ def register(subparsers):
     strip.add_argument("--chown-to", metavar="USER[:GROUP]",
                        help="first give root-owned files and directories to USER (name or uid; its primary group "
                             "unless GROUP is given) (ownership return)")
-    strip.add_argument("--caps-method", choices=stripmod.CAPS_METHODS, default="xattr",
+    strip.add_argument("--caps-method", choices=stripmod.CAPS_METHODS, default=stripmod.OPTION_DEFAULTS["caps_method"],
                        help="remove the xattr (default) or re-chown each file to its own owner")
-    strip.add_argument("--hardlinks", choices=stripmod.HARDLINK_POLICIES, default="strip",
+    strip.add_argument("--hardlinks", choices=stripmod.HARDLINK_POLICIES, default=stripmod.OPTION_DEFAULTS["hardlinks"],
                        help="files with more than one name: strip them (default) or only report them")
     strip.set_defaults(func=run_strip)
 

@@ -27,7 +27,7 @@ def _scope_args(parser):
                         help="TERMINAL_SANDBOX_DIR, when the agent sets one (default: from the environment)")
     parser.add_argument("--root", action="append", default=[], metavar="DIR",
                         help="an extra <sandbox>/docker root the operator names (repeatable)")
-    parser.add_argument("--method", choices=sweepmod.METHODS, default="native",
+    parser.add_argument("--method", choices=sweepmod.METHODS, default=sweepmod.DEFAULT_METHOD,
                         help="native: walk on this host (needs root); container: a disposable hardened container")
     parser.add_argument("--image", help="image for --method container (needs find, chown, chmod, ls, sort, od, sh)")
     parser.add_argument("--owner", metavar="USER[:GROUP]",
