@@ -343,14 +343,15 @@ def _input_targets(playbook):
             if name.startswith("sandboxguard__") and match and match.group(1).startswith("sandboxguard_"):
                 via[name] = match.group(1)
 
-        def source(text):
+        def source(text, via=via):
             match = PASSED.match(text.strip()) if isinstance(text, str) else None
             name = match.group(1) if match else None
             name = via.get(name, name)
             return name if name and name.startswith("sandboxguard_") and not name.startswith("sandboxguard__") else None
 
         for task in _play_tasks(play.get("tasks")):
-            role = (task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}).get("name")
+            imported = task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}
+            role = imported.get("name")
             if role and role.startswith(FQCN):
                 options = _role_options(role[len(FQCN):])
                 for variable, text in (task.get("vars") or {}).items():
