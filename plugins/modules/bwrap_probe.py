@@ -362,11 +362,12 @@ def main():
     limits = params["limits"] or {}
     if any(v is not None and v < 0 for v in limits.values()):
         fail(module, "limits must be 0 (disabled) or more: %s" % limits)
-    who = bwrapmod.resolve_probe_user(params["user"])
-    if "error" in who:
+    try:
+        bwrapmod.resolve_probe_user(params["user"])
+    except bwrapmod.ProbeUserRefused as exc:
         fix = "set the user option to the agent user" if os.geteuid() == 0 else "connect as that user or use become"
-        fail(module, "user %s: %s (%s)" % (params["user"] or "(unset)", who["message"], fix),
-             reason=who["error"], remediation="agent_user")
+        fail(module, "user %s: %s (%s)" % (params["user"] or "(unset)", exc, fix),
+             reason=exc.reason, remediation="agent_user")
     if params["bwrap"] and bwrapmod.find_bwrap(params["bwrap"]) is None:
         fail(module, "bwrap %s: no such file; give the path of the bwrap binary" % params["bwrap"])
 

@@ -246,17 +246,23 @@ def test_an_lxc_container_is_a_container_for_the_probe_and_the_home_mode_alike(t
 # ---------------------------------------------------------------------------
 
 
+def _refusal(user, euid):
+    with pytest.raises(bwrap.ProbeUserRefused) as caught:
+        bwrap.resolve_probe_user(user, euid=euid)
+    assert isinstance(caught.value, bwrap.InputError)  # the one class the adapters catch
+    return caught.value.reason
+
+
 def test_asking_root_to_probe_as_root_is_refused():
-    who = bwrap.resolve_probe_user("root", euid=0)
-    assert who["error"] == "root-probe-refused"
+    assert _refusal("root", 0) == "root-probe-refused"
 
 
 def test_asking_root_to_probe_as_uid_0_is_refused():
-    assert bwrap.resolve_probe_user("0", euid=0)["error"] == "root-probe-refused"
+    assert _refusal("0", 0) == "root-probe-refused"
 
 
 def test_root_without_an_agent_user_is_refused():
-    assert bwrap.resolve_probe_user(None, euid=0)["error"] == "root-probe-refused"
+    assert _refusal(None, 0) == "root-probe-refused"
 
 
 def test_root_probing_as_nobody_switches_to_nobody():
@@ -267,11 +273,11 @@ def test_root_probing_as_nobody_switches_to_nobody():
 
 def test_an_unprivileged_caller_cannot_probe_as_someone_else():
     nobody = bwrap.resolve_probe_user("nobody", euid=0)["uid"]
-    assert bwrap.resolve_probe_user("nobody", euid=nobody + 1)["error"] == "user-switch-denied"
+    assert _refusal("nobody", nobody + 1) == "user-switch-denied"
 
 
 def test_an_unknown_user_is_an_error():
-    assert bwrap.resolve_probe_user("no-such-user-sandboxguard", euid=0)["error"] == "user-unknown"
+    assert _refusal("no-such-user-sandboxguard", 0) == "user-unknown"
 
 
 def test_a_probe_asked_to_run_as_root_refuses_without_starting_a_sandbox(tmp_path):

@@ -679,33 +679,42 @@ def existing_docker_sockets(root="/"):
 # Users: the probe never runs as root
 # ---------------------------------------------------------------------------
 
+class ProbeUserRefused(InputError):
+    """The probe cannot run as the user asked for; ``reason`` is one of PROBE_ERRORS'
+    user codes (root-probe-refused, user-unknown, user-switch-denied), str() the message."""
+
+    def __init__(self, reason, message):
+        super().__init__(message)
+        self.reason = reason
+
+
 def resolve_probe_user(user=None, euid=None):
-    """Decide whom to probe as. Returns a dict with uid, gid, name, home, groups, or an error.
+    """Decide whom to probe as: a dict with uid, gid, name, home, groups and switch.
 
     Pure apart from the passwd lookup. As root, ``user`` is required and must not be
     root; as an unprivileged user, the probe runs as that user (``user``, if given,
-    must name it: only root can switch users).
+    must name it: only root can switch users). Raises ProbeUserRefused otherwise.
     """
     import pwd  # noqa: PLC0415  (Unix only; imported where used)
 
     euid = os.geteuid() if euid is None else euid
     if user is None or user == "":
         if euid == 0:
-            return {"error": "root-probe-refused",
-                    "message": "running as root: name the agent user to probe as (the probe never runs as root)"}
+            raise ProbeUserRefused("root-probe-refused",
+                                   "running as root: name the agent user to probe as (the probe never runs as root)")
         entry = pwd.getpwuid(euid)
     else:
         try:
             entry = pwd.getpwuid(int(user)) if str(user).isdigit() else pwd.getpwnam(str(user))
         except (KeyError, ValueError):
-            return {"error": "user-unknown", "message": "no such user: %s" % user}
+            raise ProbeUserRefused("user-unknown", "no such user: %s" % user) from None
     if entry.pw_uid == 0:
-        return {"error": "root-probe-refused",
-                "message": "refusing to probe as root (%s): root bypasses user namespace restrictions and "
-                           "passes where the agent user fails; name the agent user instead" % entry.pw_name}
+        raise ProbeUserRefused("root-probe-refused",
+                               "refusing to probe as root (%s): root bypasses user namespace restrictions and "
+                               "passes where the agent user fails; name the agent user instead" % entry.pw_name)
     if euid not in (0, entry.pw_uid):
-        return {"error": "user-switch-denied",
-                "message": "only root can probe as another user; run as %s or as root" % entry.pw_name}
+        raise ProbeUserRefused("user-switch-denied",
+                               "only root can probe as another user; run as %s or as root" % entry.pw_name)
     try:
         groups = os.getgrouplist(entry.pw_name, entry.pw_gid)
     except OSError:
@@ -815,13 +824,14 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
     prlimit_path = shutil.which("prlimit", path=SEARCH_PATH)
     report["prlimit"] = {"path": prlimit_path, "found": prlimit_path is not None}
 
-    who = resolve_probe_user(user, euid)
-    if "error" in who:
-        problems.insert(0, (who["error"], "agent_user", who["message"]))
-        if who["error"] == "root-probe-refused":
-            envelope.add_warning(report, who["message"])
+    try:
+        who = resolve_probe_user(user, euid)
+    except ProbeUserRefused as exc:
+        problems.insert(0, (exc.reason, "agent_user", str(exc)))
+        if exc.reason == "root-probe-refused":
+            envelope.add_warning(report, str(exc))
         plan = {name: {} for name in (checks or ISOLATION_CHECKS)}
-        report["isolation"] = _not_run(plan, "the probe did not run: " + who["message"])
+        report["isolation"] = _not_run(plan, "the probe did not run: %s" % exc)
     else:
         report["user"] = {"name": who["name"], "uid": who["uid"], "home": who["home"]}
         _probe_sandbox(report, who, bwrap_path, prlimit_path, facts, problems, profile=profile, limits=limits,

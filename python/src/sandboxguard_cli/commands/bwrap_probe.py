@@ -89,10 +89,11 @@ def run(args):
         raise UsageError("--bwrap %s: no such executable; give the path of bwrap" % args.bwrap)
     if args.timeout <= 0:
         raise UsageError("--timeout %s: must be more than 0 seconds" % args.timeout)
-    who = bwrap.resolve_probe_user(args.user)
-    if "error" in who:
+    try:
+        bwrap.resolve_probe_user(args.user)
+    except bwrap.ProbeUserRefused as exc:
         fix = "pass --user AGENT" if os.geteuid() == 0 else "run as that user"
-        raise UsageError("--user %s: %s (%s)" % (args.user or "(unset)", who["message"], fix))
+        raise UsageError("--user %s: %s (%s)" % (args.user or "(unset)", exc, fix)) from None
     report = bwrap.probe(user=args.user, min_version=args.min_version, checks=args.check, profile=args.profile,
                          bwrap=args.bwrap, timeout=args.timeout, hermes_home=args.hermes_home)
     return output.emit(report, args.json, _print_human, findings=not report["ok"])
