@@ -230,7 +230,7 @@ def main():
             fail(module, str(exc), **result)
         except OSError as exc:
             fail(module, "%s: %s" % (exc.filename or p["bin_dir"], exc.strerror or exc), **result)
-        result["shim"] = shim
+        result["shim"] = {key: shim[key] for key in ("crontab", "wrapper", "changed")}
         result["changed"] = result["changed"] or shim["changed"]
     for warning in [w for r in reports for w in r.get("warnings", [])]:
         warn(module, warning)

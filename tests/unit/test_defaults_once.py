@@ -117,7 +117,7 @@ def test_option_defaults_and_choices_are_the_librarys_constants_not_copies_of_th
             same = constants.get(_key(value))
             if same:
                 found.append("%s:%d: %s %s=%r is %s" % (os.path.relpath(path, TOP), line, option, what, literal,
-                                                         " or ".join(same)))
+                                                        " or ".join(same)))
     assert found == [], "take these from the library:\n" + "\n".join(found)
 
 
@@ -315,10 +315,10 @@ def test_a_role_variable_passed_to_a_module_has_the_modules_default_and_choices(
         if (wanted.get("default") is not None and default not in ("", None) and variable not in ROLE_DECISIONS
                 and not _same(default, wanted["default"])):
             found.append("%s (default %r) feeds %s %s (default %r)" % (variable, default, module, option,
-                                                                        wanted.get("default")))
+                                                                       wanted.get("default")))
         if declared.get("choices") and not _same(declared["choices"], wanted.get("choices")):
             found.append("%s (choices %r) feeds %s %s (choices %r)" % (variable, declared["choices"], module, option,
-                                                                        wanted.get("choices")))
+                                                                       wanted.get("choices")))
     assert found == []
 
 

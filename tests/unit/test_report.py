@@ -237,3 +237,13 @@ def test_nosuid_ensure_returns_the_envelope_with_its_own_keys(tmp_path):
     assert tuple(result)[:len(report.ENVELOPE_KEYS)] == report.ENVELOPE_KEYS
     assert {"paths", "refused", "missing", "files", "diff", "persist"} <= set(result)
     assert result["counts"] == {"roots": 0, "refused": 1, "missing": 1, "errors": 0}
+
+
+def test_install_eval_tools_returns_the_envelope_with_its_own_keys(tmp_path):
+    from sandboxguard import home_mode
+
+    result = home_mode.install_eval_tools(str(tmp_path / "bin"), python="/usr/bin/python3")
+    assert tuple(result)[:len(report.ENVELOPE_KEYS)] == report.ENVELOPE_KEYS
+    assert result["changed"] is True and result["roots"] == [str(tmp_path / "bin")]
+    assert result["crontab"] == str(tmp_path / "bin" / "crontab") and os.path.isfile(result["wrapper"])
+    assert home_mode.install_eval_tools(str(tmp_path / "bin"), python="/usr/bin/python3")["changed"] is False

@@ -118,7 +118,7 @@ def set_config(path, settings, dry_run=False, create=True, owner=None, mode=NEW_
     started = time.monotonic()
     path = os.path.abspath(path)
     report = envelope.new_report([path], dry_run=bool(dry_run), path=path, created=False, previous={}, diff=None,
-                                  counts={"keys": 0, "keys_changed": 0})
+                                 counts={"keys": 0, "keys_changed": 0})
     if not isinstance(settings, dict):
         raise ConfigError("settings must be a mapping of dotted keys to values, got %s" % type(settings).__name__)
     parent, name = _open_parent(path, create)

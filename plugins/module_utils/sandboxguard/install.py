@@ -131,7 +131,7 @@ def install_tree(dest, files, mode=FILE_MODE, dir_mode=DIR_MODE, suffixes=SUFFIX
     tree = _check_names(files)
     owner = (0, 0) if os.geteuid() == 0 else None
     result = envelope.new_report(dest, written=[], removed=[],
-                                counts={"files": len(files), "written": 0, "removed": 0, "unchanged": 0})
+                                 counts={"files": len(files), "written": 0, "removed": 0, "unchanged": 0})
     dest_fd = _open_dest(dest, not dry_run, dir_mode)
     try:
         for parts in sorted(tree):

@@ -826,7 +826,8 @@ def _install(install, *args, **kwargs):
 def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, check=None):
     """Install the crontab shim and the eval-run wrapper into *bin_dir* (0755 scripts).
 
-    Returns {"crontab": path, "wrapper": path, "changed": bool}; *dry_run* writes nothing
+    Returns the report envelope with ``crontab`` and ``wrapper`` (the two paths) and
+    ``changed`` (in a dry run: would change); *dry_run* writes nothing
     (``check`` is its deprecated alias). Through descriptors (eval_tools: the directory
     proven and made by safefs, the files written with atomicfile.write_at under it); a
     directory reached through a symlink another user could have planted is refused
@@ -840,4 +841,4 @@ def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, che
     shim, shim_changed = _install(eval_tools.install_shim, bin_dir, python=python, dry_run=check)
     wrapper, wrapper_changed = _install(
         eval_tools.install_text, bin_dir, EVAL_WRAPPER_NAME, eval_wrapper_text(bin_dir).encode("utf-8"), dry_run=check)
-    return {"crontab": shim, "wrapper": wrapper, "changed": shim_changed or wrapper_changed}
+    return envelope.new_report([bin_dir], crontab=shim, wrapper=wrapper, changed=shim_changed or wrapper_changed)

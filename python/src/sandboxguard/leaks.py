@@ -329,7 +329,7 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
         for number, text, cut in iter_cron_jobs(_read_chunks(fd)):
             if cut:
                 envelope.add_error(report, path, "read", "line %d is longer than %d bytes: only its start was read"
-                          % (number, MAX_LINE_BYTES))
+                                   % (number, MAX_LINE_BYTES))
             entry = text[:MAX_ENTRY_CHARS]
             occurrence = seen[entry] = seen.get(entry, 0) + 1
             item = _finding("cron_job", path, info, now, "job in %s's crontab: %s" % (user, escape(entry[:200])),

@@ -306,7 +306,7 @@ def _unmount(held, entry, dry_run, result):
                 return
             if any(m["parent_id"] == mid for m in mounts):
                 envelope.add_warning(result, "%s: the bind mount of itself (mount id %s) has mounts below it: "
-                                              "left mounted; unmount those first" % (shown, mid))
+                                     "left mounted; unmount those first" % (shown, mid))
                 return
             entry["actions"].append("unmount the bind of %s onto itself (mount id %s)" % (shown, mid))
             if dry_run:
@@ -364,7 +364,7 @@ def _one_root(path, state, dry_run, result):
 def _refuse(result, path, reason):
     result["refused"].append({"path": path, "reason": reason})
     envelope.add_warning(result, "%s: refused, not mounted nosuid,nodev: %s (the other roots are still mounted)"
-                          % (escape(path), reason))
+                         % (escape(path), reason))
 
 
 # -- effects: persistence ---------------------------------------------------------------
@@ -493,17 +493,17 @@ def _plan_persistence(result, state, persist, handled, candidates, unit_dir, fst
             if files.is_link(link):
                 files.remove(link, "-> ../%s" % posixpath.basename(unit))
             envelope.add_warning(result, "removed the mount unit 1.0.0 wrote for %s (%s): systemd resolved it by path "
-                                          "at boot%s" % (escape(path), escape(unit),
-                                                         "; %s re-proves the root at boot now" % UNIT
-                                                         if path in want else ""))
+                                 "at boot%s" % (escape(path), escape(unit),
+                                                "; %s re-proves the root at boot now" % UNIT
+                                                if path in want else ""))
     if fstab_text is not None:
         after = fstab_remove(fstab_text, old_scope)
         if after != fstab_text:
             files.write(fstab, fstab_text, after, after, 0o644)
+            removed = [escape(p) for p in fstab_ours(fstab_text) if old_scope is None or p in old_scope]
             envelope.add_warning(result, "removed the line(s) 1.0.0 wrote in %s (%s): mount(8) resolved them by path "
-                                          "at boot%s" % (escape(fstab), ", ".join(escape(p) for p in fstab_ours(
-                                              fstab_text) if old_scope is None or p in old_scope),
-                                              "; %s re-proves the roots at boot now" % UNIT if want else ""))
+                                 "at boot%s" % (escape(fstab), ", ".join(removed),
+                                                "; %s re-proves the roots at boot now" % UNIT if want else ""))
     unit_path = posixpath.join(unit_dir, UNIT)
     link_path = posixpath.join(unit_dir, UNIT_WANTED_BY + ".wants", UNIT)
     unit_before = _text(files.read(unit_path))
@@ -569,7 +569,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
         raise NosuidError("no roots: give path, or hermes_home, sandbox_dir or roots (the sweep's scope)")
     python = python or default_python()
     result = envelope.new_report([], paths=[], refused=[], missing=[], files=[], diff={"before": "", "after": ""},
-                                  persist=persist)
+                                 persist=persist)
     if persist == "fstab":
         envelope.add_warning(result, FSTAB_DEPRECATED)
         persist = "systemd"
@@ -615,7 +615,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
         rc, out, err = run(["systemctl", "daemon-reload"])
         if rc != 0:
             envelope.add_warning(result, "systemctl daemon-reload failed (rc %s): %s; the unit takes effect at the "
-                                          "next boot" % (rc, escape((err or out).strip())))
+                                 "next boot" % (rc, escape((err or out).strip())))
     result["complete"] = not result["errors"]
     result["counts"].update(roots=len(result["paths"]), refused=len(result["refused"]),
                             missing=len(result["missing"]), errors=result["counts"].get("errors", 0))

@@ -287,8 +287,8 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
         messages = [ln for ln in out.get("stderr", out["output"]).splitlines() if ln]
         found = found_paths(out["stdout"], target)
         report = envelope.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
-                                      counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
-                                      output=out.get("stderr", out["output"])[-4000:])
+                                     counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
+                                     output=out.get("stderr", out["output"])[-4000:])
         if name == "chown" and args[2] == "one":
             envelope.add_warning(report, fileops.LINKED_OWNER_WARNING)
         if out["timed_out"]:
@@ -342,8 +342,8 @@ def _info(facts, usable, refused, containers, targets):
     """The mounts_info envelope: ``roots`` the derived roots' realpaths, ``root_sources``
     the {path, realpath, source} dicts, ``refused_roots``, ``containers``, ``targets``."""
     return envelope.new_report([r["realpath"] for r in usable], engine=facts, root_sources=usable,
-                                refused_roots=refused, containers=containers, targets=targets,
-                                counts={"containers": len(containers), "targets": len(targets)})
+                               refused_roots=refused, containers=containers, targets=targets,
+                               counts={"containers": len(containers), "targets": len(targets)})
 
 
 def _check_method(method, image):
@@ -409,7 +409,7 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or exc
         envelope.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
-                                      "ownership is not returned" % (escape(path), why))
+                             "ownership is not returned" % (escape(path), why))
     own = tuple(entry["owner"]) if entry["owner"] else None
     try:
         st = os.lstat(path)
