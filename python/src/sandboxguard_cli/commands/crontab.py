@@ -12,6 +12,7 @@ import argparse
 
 from sandboxguard import crontab as shim
 from sandboxguard import report as envelope
+from sandboxguard.errors import InputError
 
 from .. import output
 from ..main import UsageError
@@ -38,7 +39,7 @@ def run(args):
         python = argv[3] if argv[2:3] == ["--python"] and len(argv) > 3 else None
         try:
             path, changed = shim.install_shim(argv[1], python=python)
-        except ValueError as exc:  # safefs.PathRefused: a directory reached through another user's symlink
+        except InputError as exc:  # safefs.PathRefused: a directory reached through another user's symlink
             raise UsageError("--install-shim: %s" % exc) from None
         except OSError as exc:
             raise UsageError("--install-shim: %s: %s" % (exc.filename or argv[1], exc.strerror or exc)) from None

@@ -22,6 +22,7 @@ import subprocess
 from sandboxguard import eval_tools as shim
 from sandboxguard import home_mode
 from sandboxguard import report as envelope
+from sandboxguard.errors import InputError
 from sandboxguard.text import escape
 
 from .. import output
@@ -76,9 +77,7 @@ def build_env(args, environ):
         try:
             layout = home_mode.ensure_isolation_dirs(hermes_home)
             shim.install_shim(layout["bin"])
-        except home_mode.HomeModeError as exc:
-            raise UsageError("--hermes-home: %s" % exc) from None
-        except ValueError as exc:  # safefs.PathRefused from the shim's directory
+        except InputError as exc:  # HomeModeError, safefs.PathRefused from the shim's directory
             raise UsageError("--hermes-home: %s" % exc) from None
         except OSError as exc:
             raise UsageError("--hermes-home: %s: %s" % (exc.filename or layout["bin"], exc.strerror or exc)) from None
