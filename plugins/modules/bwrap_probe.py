@@ -357,19 +357,16 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    if bwrapmod.parse_version(params["min_version"]) is None:
-        fail(module, "min_version %r is not a version like %s" % (params["min_version"], bwrapmod.DEFAULT_MIN_VERSION))
     limits = params["limits"] or {}
-    if any(v is not None and v < 0 for v in limits.values()):
-        fail(module, "limits must be 0 (disabled) or more: %s" % limits)
+    with input_errors_fail(module):
+        bwrapmod.check_request(params["min_version"], params["bwrap"], limits, params["timeout"], params["checks"],
+                               params["profile"])
     try:
         bwrapmod.resolve_probe_user(params["user"])
     except bwrapmod.ProbeUserRefused as exc:
         fix = "set the user option to the agent user" if os.geteuid() == 0 else "connect as that user or use become"
         fail(module, "user %s: %s (%s)" % (params["user"] or "(unset)", exc, fix),
              reason=exc.reason, remediation="agent_user")
-    if params["bwrap"] and bwrapmod.find_bwrap(params["bwrap"]) is None:
-        fail(module, "bwrap %s: no such file; give the path of the bwrap binary" % params["bwrap"])
 
     with input_errors_fail(module):
         report = bwrapmod.probe(user=params["user"], min_version=params["min_version"], checks=params["checks"],

@@ -695,3 +695,13 @@ def test_the_deprecated_problems_key_still_lists_findings_and_errors_in_order(tm
     assert reasons[0] == "root-probe-refused" and "bwrap-missing" in reasons
     assert set(reasons) == {"root-probe-refused"} | {f["reason"] for f in report["findings"]}
     assert all(set(p) == {"reason", "remediation", "message"} for p in report["problems"])
+
+
+def test_the_module_and_the_cli_check_the_probes_inputs_with_the_librarys_one_function():
+    # issue 20: the probe's inputs were checked three times (module, CLI, library)
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for path in ("plugins/modules/bwrap_probe.py", "python/src/sandboxguard_cli/commands/bwrap_probe.py"):
+        with open(os.path.join(top, path), encoding="utf-8") as handle:
+            text = handle.read()
+        assert "check_request(" in text, path
+        assert "parse_version(" not in text and "find_bwrap(args.bwrap) is None" not in text, path

@@ -10,7 +10,7 @@ from sandboxguard_cli.main import main
 def test_a_malformed_minimum_version_is_a_usage_error(capsys):
     assert main(["bwrap-probe", "--min-version", "latest"]) == 2
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == ["sandboxguard bwrap-probe: --min-version 'latest': give a version like 0.9.0"]
+    assert err.strip().splitlines() == ["sandboxguard bwrap-probe: min_version 'latest' is not a version like 0.9.0"]
 
 
 def test_a_missing_bwrap_path_is_a_usage_error(capsys, tmp_path):
@@ -20,7 +20,7 @@ def test_a_missing_bwrap_path_is_a_usage_error(capsys, tmp_path):
 
 def test_a_non_positive_timeout_is_a_usage_error(capsys):
     assert main(["bwrap-probe", "--timeout", "0"]) == 2
-    assert "--timeout" in capsys.readouterr().err
+    assert "timeout 0.0: the probe's seconds must be more than 0" in capsys.readouterr().err
 
 
 def test_the_apparmor_profile_is_printed_for_the_resolved_bwrap(capsys, tmp_path):

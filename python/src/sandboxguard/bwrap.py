@@ -786,6 +786,29 @@ def _not_run(plan, why):
     return parse_isolation_output("", plan, not_run_reason=why)
 
 
+def check_request(min_version=DEFAULT_MIN_VERSION, bwrap=None, limits=None, timeout=DEFAULT_TIMEOUT_S, checks=None,
+                  profile=DEFAULT_PROFILE):
+    """The probe's inputs, checked once for the library, the module and the CLI: raises
+    InputError naming the option. ``bwrap``: a path the operator named that does not exist
+    is refused by the module and the CLI; :func:`probe` passes None, because for the probe
+    itself a missing bwrap is a finding (bwrap-missing: install it). The user is
+    resolve_probe_user's: the probe reports a user it cannot run as, the callers refuse it."""
+    version_at_least("0.0.0", min_version)
+    if bwrap and find_bwrap(bwrap) is None:
+        raise InputError("bwrap %s: no such executable; give the path of the bwrap binary" % bwrap)
+    bad = {k: v for k, v in (limits or {}).items()
+           if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0)}
+    if bad:
+        raise InputError("limits %s: each is a whole number, 0 (disabled) or more" % bad)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        raise InputError("timeout %r: the probe's seconds must be more than 0" % (timeout,))
+    unknown = [c for c in (checks or ()) if c not in ISOLATION_CHECKS]
+    if unknown:
+        raise InputError("unknown isolation check(s) %s; known: %s" % (", ".join(unknown), ", ".join(ISOLATION_CHECKS)))
+    if profile not in PROFILES:
+        raise InputError("profile %r is not one of %s" % (profile, ", ".join(PROFILES)))
+
+
 def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DEFAULT_PROFILE, limits=None,
           bwrap=None, root="/", timeout=DEFAULT_TIMEOUT_S, euid=None, hermes_home=None):
     """Probe bubblewrap on this host as the agent user and run the isolation checks (effectful).
@@ -796,10 +819,11 @@ def probe(user=None, *, min_version=DEFAULT_MIN_VERSION, checks=None, profile=DE
     True only when bwrap meets ``min_version``, prlimit exists, the sandbox starts as the
     agent user and no isolation check failed; ``reason`` and ``remediation`` name the first
     problem and its fix (see :func:`_verdict` for ``findings``, ``errors``, ``complete``).
+    Bad input raises InputError (:func:`check_request`).
     """
     started = time.monotonic()
+    check_request(min_version, None, limits, timeout, checks, profile)
     limits = dict(DEFAULT_LIMITS, **(limits or {}))
-    version_at_least("0.0.0", min_version)  # raises InputError on a malformed minimum
     bwrap_path = find_bwrap(bwrap)
     report = envelope.new_report(
         [bwrap_path or bwrap] if (bwrap_path or bwrap) else [],

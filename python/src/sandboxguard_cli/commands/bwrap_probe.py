@@ -83,12 +83,8 @@ def run(args):
         except ValueError as exc:
             raise UsageError("--bwrap: %s" % exc) from None
         return EXIT_OK
-    if bwrap.parse_version(args.min_version) is None:
-        raise UsageError("--min-version %r: give a version like %s" % (args.min_version, bwrap.DEFAULT_MIN_VERSION))
-    if args.bwrap and bwrap.find_bwrap(args.bwrap) is None:
-        raise UsageError("--bwrap %s: no such executable; give the path of bwrap" % args.bwrap)
-    if args.timeout <= 0:
-        raise UsageError("--timeout %s: must be more than 0 seconds" % args.timeout)
+    # min_version, bwrap, timeout: the library's one check (an InputError: exit 2, main prints it)
+    bwrap.check_request(args.min_version, args.bwrap, timeout=args.timeout, checks=args.check, profile=args.profile)
     try:
         bwrap.resolve_probe_user(args.user)
     except bwrap.ProbeUserRefused as exc:
