@@ -32,7 +32,7 @@ import uuid
 from sandboxguard import mountinfo
 
 DEFAULT_SECONDS = float(os.environ.get("SANDBOXGUARD_RACE_SECONDS", "4"))
-RACE_FAILSAFE_S = 300  # race() waits this long at most for its min_calls and until(): then the test fails
+RACE_FAILSAFE_S = 120  # race() waits this long at most for its min_calls and until(): then the test fails
 ATTACKER_FAILSAFE_S = 900  # an attacker runs until race() (or the world's exit) stops it; this only ends a stray one
 VICTIM_SECRET = b"root:$y$j9T$victim-hash:19000:0:99999:7:::\n"
 VICTIM_PROGRAM = b"#!/bin/sh\necho victim program\n"
