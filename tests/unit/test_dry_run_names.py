@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """One name for "change nothing, say what would change": dry_run.
 
-Found, not listed: every function, method and lambda of the library and the CLI is read
-(its source, so a module that cannot be imported here, a nested helper or a private one is
-looked at too) and every parameter spelled like a dry run must be ``dry_run``. An old
+Found, not listed: every function, method and lambda of the library, the CLI and the
+plugins is read (its source, so a module that cannot be imported here, a nested helper or a
+private one is looked at too) and every parameter spelled like a dry run must be ``dry_run``. An old
 spelling stays only as a deprecated alias that report.dry_run_arg resolves (it warns), and
 ``check`` only where it means something else, in the closed table below. The adapters
 (modules, action plugins, the CLI) hand Ansible's check mode and ``--dry-run`` over as
@@ -22,6 +22,7 @@ LIBRARY = os.path.join(TOP, "python", "src", "sandboxguard")
 CLI = os.path.join(TOP, "python", "src", "sandboxguard_cli")
 ADAPTERS = [CLI, os.path.join(TOP, "plugins", "modules"), os.path.join(TOP, "plugins", "action"),
             os.path.join(TOP, "plugins", "module_utils")]  # its sandboxguard/ is the library's copy: skipped
+EVERYTHING = (LIBRARY, *ADAPTERS)
 
 # Spellings of "change nothing" other than dry_run (Ansible's, and other tools').
 DRY_SPELLINGS = {"check", "check_mode", "checkmode", "dryrun", "dry", "noop", "no_op", "simulate", "pretend",
@@ -45,8 +46,10 @@ def _sources(*tops):
             for name in sorted(files):
                 if name.endswith(".py"):
                     path = os.path.join(where, name)
+                    # the library's files by their own name (proc.py), the adapters' from the top
+                    rel = os.path.relpath(path, TOP if top in ADAPTERS else top)
                     with open(path, encoding="utf-8") as handle:
-                        yield os.path.relpath(path, top), ast.parse(handle.read(), path)
+                        yield rel, ast.parse(handle.read(), path)
 
 
 def _functions(tree):
@@ -101,7 +104,7 @@ def _spelled_like_a_dry_run(name):
     return name in DRY_SPELLINGS or (name != "dry_run" and name.replace("_", "").startswith("dryrun"))
 
 
-def dry_run_problems(tops=(LIBRARY, CLI)):
+def dry_run_problems(tops=EVERYTHING):
     """Every parameter spelled like a dry run that is not dry_run, a resolved alias or another meaning."""
     problems, other_seen = [], set()
     for rel, tree in _sources(*tops):
@@ -120,13 +123,13 @@ def dry_run_problems(tops=(LIBRARY, CLI)):
                     problems.append("%s: %s(%s=...): name it dry_run (keep %s=None as a deprecated alias resolved "
                                     "by report.dry_run_arg(dry_run, %s, %r) where the function is public or a "
                                     "module calls it)" % (rel, qualname, name, name, name, qualname))
-    if tops == (LIBRARY, CLI):
+    if tops == EVERYTHING:
         problems += ["OTHER_MEANINGS lists %s: %s(%s), which is no longer there: drop the entry" % key
                      for key in sorted(set(OTHER_MEANINGS) - other_seen)]
     return problems
 
 
-def test_every_dry_run_parameter_of_the_library_and_the_cli_is_named_dry_run():
+def test_every_dry_run_parameter_of_the_library_the_cli_and_the_plugins_is_named_dry_run():
     assert dry_run_problems() == []
 
 
