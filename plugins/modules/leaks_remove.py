@@ -95,6 +95,10 @@ complete:
   description: False when something could not be removed.
   returned: always
   type: bool
+dry_run:
+  description: True in check mode (nothing was moved; O(removed) says what would be).
+  returned: always
+  type: bool
 scope:
   description: Why each account was looked at ({name - [reasons]}).
   returned: always
@@ -131,7 +135,7 @@ def main():
         fail(module, "leaks_remove: %s" % reason, scope={}, removed=[])
     with input_errors_fail(module, removed=[]):
         found = leaks.audit(**audit_kwargs(p, users))
-        report = leaks_remove.remove(found["findings"], p["quarantine_dir"], check=module.check_mode)
+        report = leaks_remove.remove(found["findings"], p["quarantine_dir"], dry_run=module.check_mode)
     report["scope"] = scope
     exit_report(module, report, fail_msg=errors_text(report, "leak(s) could not be removed") if report["errors"] else None)
 

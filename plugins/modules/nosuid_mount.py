@@ -231,7 +231,7 @@ def main():
 
     with input_errors_fail(module):
         result = nosuid.ensure(
-            as_list(p["path"]), p["state"], p["persist"], run=run, check_mode=module.check_mode,
+            as_list(p["path"]), p["state"], p["persist"], run=run, dry_run=module.check_mode,
             unit_dir=p["unit_dir"], fstab=p["fstab"], hermes_homes=as_list(p["hermes_home"]),
             sandbox_dir=p["sandbox_dir"], extra_roots=as_list(p["roots"]), program=p["program"],
             paths_file=p["paths_file"], python=p["python"])

@@ -230,7 +230,7 @@ def main():
         result = sweep.sweep(
             client, as_list(p["hermes_home"]), p["sandbox_dir"], as_list(p["roots"]),
             as_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
-            p["budget_per_step"], module.check_mode, p["return_ownership"])
+            p["budget_per_step"], dry_run=module.check_mode, chown=p["return_ownership"])
     except Exception as exc:  # engine errors, a named container that does not exist
         fail(module, str(exc))
     fail_msg = None

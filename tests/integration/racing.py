@@ -32,6 +32,8 @@ import uuid
 from sandboxguard import mountinfo
 
 DEFAULT_SECONDS = float(os.environ.get("SANDBOXGUARD_RACE_SECONDS", "4"))
+RACE_FAILSAFE_S = 120  # race() waits this long at most for its min_calls and until(): then the test fails
+ATTACKER_FAILSAFE_S = 900  # an attacker runs until race() (or the world's exit) stops it; this only ends a stray one
 VICTIM_SECRET = b"root:$y$j9T$victim-hash:19000:0:99999:7:::\n"
 VICTIM_PROGRAM = b"#!/bin/sh\necho victim program\n"
 
@@ -205,6 +207,7 @@ class RaceResult:
         self.changed = []
         self.attacker_rounds = None
         self.attacker_err = ""
+        self.gave_up = False  # the failsafe ended the race before what the test waited for
 
     @property
     def clean(self):
@@ -212,8 +215,9 @@ class RaceResult:
         return not self.changed and bool(self.attacker_rounds)
 
     def describe(self):
-        return "calls=%d attacker_rounds=%s errors=%s changed=%s attacker_stderr=%r" % (
-            self.calls, self.attacker_rounds, self.errors, self.changed[:3], self.attacker_err[-500:])
+        return "calls=%d attacker_rounds=%s errors=%s changed=%s%s attacker_stderr=%r" % (
+            self.calls, self.attacker_rounds, self.errors, self.changed[:3],
+            " gave_up=True (what the test waited for never came)" if self.gave_up else "", self.attacker_err[-500:])
 
 
 class RaceWorld:
@@ -385,8 +389,9 @@ class RaceWorld:
                                *argv], capture_output=True, **kwargs)
 
     def attack(self, *moves, seconds=None):
-        """Start the attacker with ``moves`` (see ATTACKER); returns once it is swapping."""
-        seconds = DEFAULT_SECONDS + 5 if seconds is None else seconds
+        """Start the attacker with ``moves`` (see ATTACKER); returns once it is swapping. It
+        swaps until race() or the world's exit stops it (``seconds``: at most, a failsafe)."""
+        seconds = max(ATTACKER_FAILSAFE_S, DEFAULT_SECONDS + 5) if seconds is None else seconds
         proc = subprocess.Popen(["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.gid, "--clear-groups",
                                  "/usr/bin/python3", "-c", ATTACKER, json.dumps(list(moves)), str(seconds)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
@@ -414,18 +419,32 @@ class RaceWorld:
         self.procs = []
         return rounds, err
 
-    def race(self, operation, seconds=None, after_call=None, max_calls=None, check=None):
-        """Call ``operation()`` until ``seconds`` pass (or ``max_calls``), comparing the
-        victims after each call; stop at the first change. Exceptions from the operation
-        are counted by type (a refusal is the expected answer to an attack).
+    def race(self, operation, seconds=None, after_call=None, max_calls=None, check=None, min_calls=None,
+             until=None):
+        """Call ``operation()`` for ``seconds`` (or up to ``max_calls``), comparing the victims
+        after each call; stop at the first change. Exceptions from the operation are counted
+        by type (a refusal is the expected answer to an attack).
+
+        What a test counts on is waited for, not hoped for in the window: the calls go on
+        past ``seconds`` until ``min_calls`` were made and ``until(result)`` holds (e.g. the
+        attack was met: a refusal counted), whatever the load; ``result.gave_up`` says the
+        failsafe (RACE_FAILSAFE_S) ended it first, and the test's own assertion then fails.
         ``after_call(result_or_exc)``: a hook run after each call (e.g. to undo what a
         legitimate call changed inside the agent's tree). ``check(result_or_exc)``: more
         victims, for an operation whose harm is in what it returns (an owner it would give
         files to): a list of lines naming what went wrong, counted like a changed victim."""
         seconds = DEFAULT_SECONDS if seconds is None else seconds
         result = RaceResult()
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and (max_calls is None or result.calls < max_calls):
+        started = time.monotonic()
+        deadline, failsafe = started + seconds, started + max(seconds, RACE_FAILSAFE_S)
+        while max_calls is None or result.calls < max_calls:
+            now = time.monotonic()
+            wanted = result.calls < (min_calls or 0) or (until is not None and not until(result))
+            if now >= deadline and not wanted:
+                break
+            if now >= failsafe:
+                result.gave_up = True
+                break
             result.calls += 1
             try:
                 outcome = operation()

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The guard on real files with a real fanotify mark, as root: what it strips, how fast,
 what it never follows, and how it recovers from a lost event queue."""
+import itertools
 import json
 import os
+import select
 import shutil
 import stat
 import subprocess
@@ -50,17 +52,23 @@ def privileged(path):
 
 
 class Running:
-    """A Guard driven step by step in this process, with its output collected."""
+    """A Guard driven step by step in this process, with its output collected.
 
-    def __init__(self, roots, **kwargs):
+    ``marker_dir``: where settle() makes its marker files, on the roots' filesystem and
+    outside every root (default: the first root's parent)."""
+
+    def __init__(self, roots, marker_dir=None, **kwargs):
         self.records, self.logs = [], []
         self.roots = [(os.fspath(r), "test") for r in roots]
+        self.marker_dir = os.fspath(marker_dir or os.path.dirname(self.roots[0][0]))
         self.guard = guardmod.Guard(lambda: (list(self.roots), []), self.records.append, self.logs.append,
                                     **kwargs)
         self.guard.start()
         assert self.guard.wait_jobs(WAIT_S), "the start sweep did not finish"
 
     def until(self, condition, timeout=WAIT_S):
+        """Poll the guard until ``condition()`` holds (True) or WAIT_S pass (False): for what
+        must happen. What must not happen is asserted after settle(), never after a wait."""
         limit = time.monotonic() + timeout
         while time.monotonic() < limit:
             if condition():
@@ -73,6 +81,45 @@ class Running:
 
     def close(self):
         self.guard.close()
+
+
+_MARKS = itertools.count()
+
+
+def queued_events(running):
+    """Read every event queued for the guard until now, without handling them.
+
+    Deterministic, not a sleep: a marker file is made in ``running.marker_dir`` and the
+    read goes on until the marker's own event has come and the queue is empty. The kernel
+    queues a filesystem's events in the order they happen, so every event from before the
+    marker has been read by then. The marker's events are left out."""
+    name = b".settle-%d" % next(_MARKS)
+    os.close(os.open(os.path.join(os.fsencode(running.marker_dir), name), os.O_CREAT | os.O_WRONLY, 0o644))
+    events, seen = [], False
+    limit = time.monotonic() + WAIT_S
+    while True:
+        batch = fanotify.read_events(running.guard.fan_fd)
+        if batch:
+            seen = seen or any(e.name == name for e in batch)
+            events += [e for e in batch if e.name != name]
+            continue
+        if seen:
+            return events
+        assert time.monotonic() < limit, "the marker's event never came (%s: on the roots' filesystem?)" % (
+            running.marker_dir)
+        select.select([running.guard.fan_fd], [], [], 0.05)
+
+
+def settle(running, wait_jobs=True):
+    """Hand the guard every event queued until now (queued_events), then, with
+    ``wait_jobs``, collect the walks they started: after it, what the guard was going to
+    do about everything before it is done, whatever the load."""
+    events = queued_events(running)
+    if events:
+        running.guard.handle_events(events, time.time())
+    if wait_jobs:
+        assert running.guard.wait_jobs(WAIT_S), running.logs
+    return events
 
 
 @pytest.fixture
@@ -107,7 +154,7 @@ def test_created_setuid_file_is_stripped(guard, sandbox):
 
 def test_chmod_of_an_existing_file_to_setgid_is_stripped(guard, sandbox):
     path = make_file(sandbox / "task" / "workspace" / "tool", 0o750)
-    guard.until(lambda: False, timeout=0.3)
+    settle(guard)  # its creation is handled: only the chmod's event can make it fixed
     os.chmod(path, 0o2750)
     assert guard.until(lambda: not privileged(path)), guard.logs
     assert mode_of(path) == 0o750
@@ -116,7 +163,7 @@ def test_chmod_of_an_existing_file_to_setgid_is_stripped(guard, sandbox):
 
 def test_setcap_on_an_existing_file_is_cleared_and_reported(guard, sandbox):
     path = make_file(sandbox / "task" / "workspace" / "ping", 0o755)
-    guard.until(lambda: False, timeout=0.3)
+    settle(guard)  # its creation is handled: only the setxattr's event can make it fixed
     set_caps(path)
     assert guard.until(lambda: not has_caps(path)), guard.logs
     record = next(r for r in guard.records if r["path"] == path)
@@ -126,8 +173,9 @@ def test_setcap_on_an_existing_file_is_cleared_and_reported(guard, sandbox):
 
 def test_file_moved_in_from_outside_is_stripped(guard, sandbox, outside):
     src = make_file(outside / "suid", 0o4755)
-    guard.until(lambda: False, timeout=0.3)
+    settle(guard)
     assert privileged(src), "the guard touched a file outside its roots"
+    assert guard.guard.stats["filtered"] >= 1 and guard.records == []
     dest = os.fspath(sandbox / "task" / "moved-in")
     os.rename(src, dest)
     assert guard.until(lambda: not privileged(dest)), guard.logs
@@ -140,7 +188,7 @@ def test_tree_moved_in_is_walked_and_every_file_stripped(guard, sandbox, outside
     files = [make_file(deep / ("s%d" % i), 0o6755) for i in range(20)]
     files.append(make_file(tree / "capped", 0o755))
     set_caps(files[-1])
-    guard.until(lambda: False, timeout=0.3)
+    settle(guard)
     assert all(privileged(f) for f in files), "the guard touched files outside its roots"
     os.rename(tree, sandbox / "task" / "dist")
     moved = [f.replace(os.fspath(tree), os.fspath(sandbox / "task" / "dist")) for f in files]
@@ -155,7 +203,8 @@ def test_file_outside_the_roots_is_never_touched(guard, outside):
     path = make_file(outside / "host-suid", 0o4755)
     set_caps(path)
     os.chmod(path, 0o4755)
-    guard.until(lambda: False, timeout=1.0)
+    handed = settle(guard)  # every event of the file was handed to the guard, and handled
+    assert any(e.name == b"host-suid" for e in handed)
     assert mode_of(path) == 0o4755 and has_caps(path)
     assert guard.records == []
     assert guard.guard.stats["filtered"] >= 1  # its events arrived and were filtered by directory
@@ -165,13 +214,7 @@ def test_file_swapped_for_a_symlink_between_event_and_fix_is_not_followed(guard,
     target = make_file(outside / "host-suid", 0o4755)
     path = sandbox / "task" / "workspace" / "bait"
     make_file(path, 0o4755)
-    time.sleep(0.2)
-    events = []
-    while True:  # read the events ourselves: the fix has not happened yet
-        batch = fanotify.read_events(guard.guard.fan_fd)
-        if not batch:
-            break
-        events += batch
+    events = queued_events(guard)  # read the events ourselves: the fix has not happened yet
     assert any(e.name == b"bait" for e in events)
     os.unlink(path)
     os.symlink(target, path)
@@ -187,29 +230,14 @@ def test_directory_swapped_for_a_symlink_between_event_and_fix_is_not_followed(g
     decoy.mkdir()
     host_file = make_file(decoy / "bin", 0o4755)
     real = make_file(work / "bin", 0o4755)
-    time.sleep(0.2)
-    events = []
-    while True:
-        batch = fanotify.read_events(guard.guard.fan_fd)
-        if not batch:
-            break
-        events += batch
+    events = queued_events(guard)
+    assert any(e.name == b"bin" for e in events)
     os.rename(work, sandbox / "task" / "workspace.old")  # the event's directory moves away...
     os.symlink(decoy, work)  # ...and its name now leads outside
     guard.guard.handle_events(events, time.time())
     assert mode_of(host_file) == 0o4755, "followed a symlinked directory to a file outside the roots"
     moved = real.replace("/workspace/", "/workspace.old/")
     assert not privileged(moved), "the file in the directory the event named was not fixed"
-
-
-def drain_events(running):
-    """Read (and so lose) every event queued for the guard: what an overflow leaves."""
-    events = []
-    while True:
-        batch = fanotify.read_events(running.guard.fan_fd)
-        if not batch:
-            return events
-        events += batch
 
 
 def test_root_whose_path_is_swapped_for_a_symlink_after_start_is_swept_from_the_held_fd_never_the_link(tmp_path):
@@ -219,12 +247,12 @@ def test_root_whose_path_is_swapped_for_a_symlink_after_start_is_swept_from_the_
     target = tmp_path / "elsewhere"  # what the swapped-in symlink points to: outside every root
     (target / "docker" / "t1").mkdir(parents=True)
     host_file = make_file(target / "docker" / "t1" / "host-suid", 0o4755)
-    running = Running([root], rescan_interval=3600)
+    running = Running([root], marker_dir=tmp_path, rescan_interval=3600)
     try:
         os.rename(base / "sandboxes", base / "sandboxes.old")  # an ancestor of the root moves away...
         os.symlink(target, base / "sandboxes")  # ...and its name now leads outside
         held = make_file(base / "sandboxes.old" / "docker" / "t1" / "suid", 0o4755)
-        drain_events(running)  # its events are lost: only the sweep can find it
+        assert any(e.name == b"suid" for e in queued_events(running))  # its events are lost: only a sweep finds it
         running.guard.start_sweep(list(running.guard.roots.values()), "queue overflow")
         assert running.guard.wait_jobs(WAIT_S), running.logs
         assert mode_of(host_file) == 0o4755, "the sweep followed the symlinked path to a directory outside the roots"
@@ -237,8 +265,8 @@ def test_root_whose_path_is_swapped_for_a_symlink_after_start_is_swept_from_the_
         assert refusals and "goes through a symlink" in refusals[0] and os.fspath(base / "sandboxes") in refusals[0]
         os.chmod(host_file, 0o4755)  # an event under the link's target: filtered, never fixed
         running.guard.start_sweep(list(running.guard.roots.values()), "queue overflow")
-        running.until(lambda: False, timeout=0.5)
         assert running.guard.wait_jobs(WAIT_S)
+        settle(running)  # the chmod's event handed over and handled too
         assert mode_of(host_file) == 0o4755, "a file under the symlink's target was changed"
     finally:
         running.close()
@@ -277,12 +305,11 @@ def test_tree_moved_in_and_swapped_for_a_symlink_before_its_walk_is_walked_from_
     tree = outside / "dist"
     (tree / "bin").mkdir(parents=True)
     files = [make_file(tree / "bin" / ("s%d" % i), 0o4755) for i in range(5)]
-    guard.until(lambda: False, timeout=0.3)
+    settle(guard)
     monkeypatch.setattr(guardmod, "MAX_JOBS", 0)  # every walk waits: the swap lands before the walk starts
     dest = sandbox / "task" / "dist"
     os.rename(tree, dest)
-    time.sleep(0.1)
-    guard.guard.handle_events(drain_events(guard), time.time())
+    settle(guard, wait_jobs=False)
     assert [job["kind"] for job in guard.guard.waiting] == ["tree"]
     os.rename(dest, sandbox / "task" / "dist.moved")  # the tree moves on (its events are not handled)...
     os.symlink(decoy, dest)  # ...and its old name leads outside
@@ -301,11 +328,10 @@ def test_waiting_trees_beyond_the_bound_become_one_sweep_of_their_root(guard, sa
     for i in range(6):
         (outside / ("t%d" % i)).mkdir()
         make_file(outside / ("t%d" % i) / "suid", 0o4755)
-    guard.until(lambda: False, timeout=0.3)
+    settle(guard)
     for i in range(6):
         os.rename(outside / ("t%d" % i), sandbox / "task" / ("t%d" % i))
-    time.sleep(0.1)
-    guard.guard.handle_events(drain_events(guard), time.time())
+    settle(guard, wait_jobs=False)
     kinds = [job["kind"] for job in guard.guard.waiting]
     assert kinds.count("tree") == 3 and kinds.count("sweep") == 1, kinds  # descriptors held: 3, not 6
     monkeypatch.setattr(guardmod, "MAX_JOBS", 4)
@@ -403,6 +429,20 @@ def cli_env():
     return env
 
 
+def read_lines(stream, count, timeout=WAIT_S):
+    """What a running command wrote on ``stream`` (a pipe) once ``count`` lines came: the
+    event waited for before it is stopped, instead of a pause (the guard flushes each line)."""
+    data, fd = b"", stream.fileno()
+    limit = time.monotonic() + timeout
+    while data.count(b"\n") < count and time.monotonic() < limit:
+        if select.select([fd], [], [], max(0.0, limit - time.monotonic()))[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
 def test_cli_prints_one_json_object_per_fixed_file_and_exits_0_on_sigterm(sandbox, tmp_path):
     err_path = tmp_path / "stderr"
     with open(err_path, "wb") as err_file:
@@ -417,9 +457,10 @@ def test_cli_prints_one_json_object_per_fixed_file_and_exits_0_on_sigterm(sandbo
         while time.monotonic() < limit and privileged(path):
             time.sleep(0.02)
         assert not privileged(path)
+        out = read_lines(proc.stdout, 1)
         stopped = time.monotonic()
         proc.terminate()
-        out = proc.communicate(timeout=5)[0]
+        out += proc.communicate(timeout=5)[0]
         assert time.monotonic() - stopped < 5
     finally:
         if proc.poll() is None:
@@ -562,9 +603,9 @@ def _run_guard_cli(root, names, *flags):
         while time.monotonic() < limit and any(privileged(p) for p in paths):
             time.sleep(0.02)
         assert not any(privileged(p) for p in paths)
-        time.sleep(0.2)
+        out = read_lines(proc.stdout, len(paths))  # every record written, then the stop
         proc.terminate()
-        out = proc.communicate(timeout=5)[0]
+        out += proc.communicate(timeout=5)[0]
     finally:
         if proc.poll() is None:
             proc.kill()

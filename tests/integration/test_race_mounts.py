@@ -70,6 +70,10 @@ class Tally(dict):
     def add(self, what):
         self[what] = self.get(what, 0) + 1
 
+    def both(self):
+        """It acted between swaps and refused the swaps: what race(until=) waits for."""
+        return bool(self.get("acted") and self.get("refused"))
+
 
 def nosuid_outcome(outcome):
     """'refused', 'acted' or 'nothing' for one nosuid.ensure result (or the exception it raised)."""
@@ -143,7 +147,7 @@ def test_mounted_never_binds_the_agents_directory_over_a_root_directory(world, f
         tally.add(nosuid_outcome(outcome))
         detach_agent_mounts(world)
 
-    result = world.race(lambda: ensure([path], **files), after_call=undo)
+    result = world.race(lambda: ensure([path], **files), after_call=undo, until=lambda _r: tally.both())
     report("mounted", result, tally)
     assert result.clean, result.describe()
     assert tally.get("acted") and tally.get("refused"), tally  # it mounted between swaps and refused the swaps
@@ -167,7 +171,7 @@ def test_mounted_on_an_existing_mount_never_makes_a_read_only_victim_writable(wo
         tally.add(nosuid_outcome(outcome))
         clear_nosuid(path)
 
-    result = world.race(lambda: ensure([path], **files), after_call=undo)
+    result = world.race(lambda: ensure([path], **files), after_call=undo, until=lambda _r: tally.both())
     report("remount", result, tally)
     assert result.clean, result.describe()
     assert tally.get("acted") and tally.get("refused"), tally
@@ -189,7 +193,7 @@ def test_unmounted_never_unmounts_a_victim_mount(world, files):
         tally.add(nosuid_outcome(outcome))
         bind_plain(path)
 
-    result = world.race(lambda: ensure([path], "unmounted", **files), after_call=undo)
+    result = world.race(lambda: ensure([path], "unmounted", **files), after_call=undo, until=lambda _r: tally.both())
     report("unmounted", result, tally)
     assert result.clean, result.describe()
     assert tally.get("acted") and tally.get("refused"), tally
@@ -296,7 +300,7 @@ def test_container_method_never_chowns_a_root_directory_to_the_agent(world, clie
             if os.stat("dropped", dir_fd=held.fd, follow_symlinks=False).st_uid != 0:
                 os.chown("dropped", 0, 0, dir_fd=held.fd, follow_symlinks=False)
 
-    result = world.race(one_sweep, seconds=CONTAINER_SECONDS, after_call=undo)
+    result = world.race(one_sweep, seconds=CONTAINER_SECONDS, after_call=undo, until=lambda _r: tally.get("swept"))
     report("container", result, tally)
     assert result.clean, result.describe()
     assert tally.get("swept"), tally
@@ -315,7 +319,7 @@ def test_ownership_return_owner_never_comes_from_another_users_directory(world):
             return ["ownership return would give the files to uid %d" % outcome[0]]
         return []
 
-    result = world.race(lambda: sweep.sandbox_owner(docker_root), check=wrong_owner)
+    result = world.race(lambda: sweep.sandbox_owner(docker_root), check=wrong_owner, min_calls=51)
     report("owner", result)
     assert result.clean, result.describe()
     assert result.calls > 50, result.describe()

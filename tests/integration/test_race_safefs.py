@@ -6,6 +6,7 @@ import os
 import stat
 
 import pytest
+import racing
 from racing import VICTIM_SECRET, RaceWorld, exchange, fifo, hardlink, relink
 from sandboxguard import atomicfile, safefs, sandboxes
 
@@ -28,7 +29,7 @@ def test_atomicfile_write_never_lands_in_a_directory_swapped_for_a_symlink(world
     def write():
         atomicfile.write(conf + "/job", b"* * * * * root touch /tmp/pwned\n", mode=0o644)
 
-    result = world.race(write)
+    result = world.race(write, min_calls=51, until=lambda r: "PathRefused" in r.errors)
     assert result.clean, result.describe()
     assert result.calls > 50, result.describe()
     assert "PathRefused" in result.errors, result.describe()  # the attack was met, not missed
@@ -47,7 +48,7 @@ def test_open_dir_create_never_makes_a_directory_through_a_swapped_link(world):
             except OSError:
                 pass
 
-    result = world.race(create)
+    result = world.race(create, until=lambda r: "PathRefused" in r.errors)
     assert result.clean, result.describe()
     assert "PathRefused" in result.errors, result.describe()
 
@@ -63,7 +64,7 @@ def test_read_at_reads_only_a_regular_file_never_a_fifo_or_a_hard_link_to_a_root
             data, _st = safefs.read_at(home.fd, "config.yaml", single_link=True)
         seen.append(data)
 
-    result = world.race(read)
+    result = world.race(read, until=lambda r: "PathRefused" in r.errors and any(seen))
     assert result.clean, result.describe()
     assert VICTIM_SECRET not in seen
     assert any(seen), result.describe()  # it did read the real file between swaps
@@ -97,3 +98,14 @@ def test_a_symlinked_profiles_directory_lists_no_profiles(world, tmp_path):
     world.agent_dir("hermes/profiles/.hidden")
     os.symlink(other, hermes + "/profiles/linked")
     assert sandboxes.list_profile_names(hermes) == ["work"]
+
+
+def test_race_waits_past_its_seconds_for_what_the_test_counts_on_and_says_when_it_gave_up(monkeypatch):
+    with RaceWorld("sgtf") as world:
+        world.attack(exchange(world.agent_dir("x"), world.victim + "/bin"))
+        result = world.race(lambda: None, seconds=0.05, min_calls=300, until=lambda r: r.calls >= 400)
+        assert result.calls == 400 and not result.gave_up and result.clean, result.describe()
+        monkeypatch.setattr(racing, "RACE_FAILSAFE_S", 0.5)
+        world.attack(exchange(world.agent_dir("y"), world.victim + "/bin"))
+        result = world.race(lambda: None, seconds=0.05, until=lambda _r: False)
+        assert result.gave_up and "gave_up=True" in result.describe()

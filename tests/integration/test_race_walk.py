@@ -88,7 +88,7 @@ def test_the_fleet_audits_walk_never_reports_a_victim_as_the_agents(world):
         seen.extend(f["path"] for f in check["findings"])
         return check
 
-    result = world.race(audit_once)
+    result = world.race(audit_once, until=lambda _r: bool(seen))
     assert result.clean, result.describe()
     assert seen, "the audit found the container's setuid file between swaps"
     assert not [p for p in seen if p.startswith(world.victim) or p.endswith("/tool")], seen
@@ -111,7 +111,7 @@ def test_the_leak_audit_never_reads_another_directory_through_a_swapped_unit_dir
         seen.extend(f["path"] for f in report["findings"])
         return report
 
-    result = world.race(audit_once)
+    result = world.race(audit_once, until=lambda _r: any(p.endswith("agent-beacon.service") for p in seen))
     assert result.clean, result.describe()
     assert any(p.endswith("agent-beacon.service") for p in seen), "the agent's unit was found between swaps"
     assert not [p for p in seen if "root-only" in p], "a root unit was reported as the agent's leak"

@@ -199,7 +199,8 @@ def test_a_missing_profile_home_is_made_without_giving_a_root_file_to_the_agent(
         report = home_mode.configure_terminal_home(hermes, "profile", include_profiles=False)
         refused.extend(refusals(report))
 
-    result = race(world, configure, after_call=lambda _outcome: remove_made([home]))
+    result = race(world, configure, after_call=lambda _outcome: remove_made([home]),
+                  until=lambda r: bool(refused or r.errors))
     assert result.clean, result.describe()
     assert refused or result.errors, result.describe()  # the attack was met, not missed
 
@@ -214,7 +215,8 @@ def test_four_hundred_agent_made_profiles_never_give_a_root_file_to_the_agent(wo
     def configure():
         reports.append(home_mode.configure_terminal_home(hermes, "profile"))
 
-    result = race(world, configure, after_call=lambda _outcome: remove_made(homes))
+    result = race(world, configure, after_call=lambda _outcome: remove_made(homes),
+                  until=lambda _r: any(report["errors"] for report in reports))
     assert result.clean, result.describe()
     assert reports, result.describe()
     for report in reports:
@@ -262,7 +264,7 @@ def test_terminal_home_never_writes_the_agents_text_back_root_setuid(world, wher
                                                    create_profile_home=False)
         refused.extend(refusals(report))
 
-    result = race(world, configure)
+    result = race(world, configure, until=lambda _r: bool(refused))
     assert result.clean, result.describe()
     assert refused, result.describe()  # the swapped-in link was met (refused), not missed
 
@@ -282,7 +284,7 @@ def test_terminal_home_never_copies_a_root_only_file_out(world, where):
                                                    create_profile_home=False)
         refused.extend(refusals(report))
 
-    result = race(world, configure)
+    result = race(world, configure, until=lambda _r: bool(refused))
     assert result.clean, result.describe()
     assert refused, result.describe()  # the swapped-in link was met (refused), not missed
 
@@ -316,7 +318,7 @@ def test_set_config_never_writes_the_agents_text_back_root_setuid(world):
     def configure():
         hermes_config.set_config(hermes + "/config.yaml", {"terminal.backend": next(backends)})
 
-    result = race(world, configure)
+    result = race(world, configure, until=lambda r: "ConfigError" in r.errors)
     assert result.clean, result.describe()
     assert "ConfigError" in result.errors, result.describe()  # the swapped-in link was met (refused)
 
@@ -330,7 +332,7 @@ def test_set_config_never_copies_a_root_only_file_out(world):
     def configure():
         hermes_config.set_config(hermes + "/config.yaml", {"terminal.backend": next(backends)})
 
-    result = race(world, configure)
+    result = race(world, configure, until=lambda r: "ConfigError" in r.errors)
     assert result.clean, result.describe()
     assert "ConfigError" in result.errors, result.describe()  # the swapped-in link was met (refused)
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 import time
 
@@ -293,10 +294,13 @@ def test_mount_pruning_can_be_turned_off_for_same_filesystem_binds(tree, mounted
 
 # -- races -----------------------------------------------------------------------------
 
-def _swap_loop(name, outside, stop_at):
-    """Replace `name` by a symlink to `outside` and back by a fresh setuid file, until stop_at."""
+RACE_FAILSAFE_S = 300  # only so a racer that never swaps fails instead of hanging: not a window
+
+
+def _swap_loop(name, outside, stop, swaps):
+    """Replace `name` by a symlink to `outside` and back by a fresh setuid file, until `stop` is set."""
     tmp_link, tmp_file = name + ".l", name + ".f"
-    while time.monotonic() < stop_at:
+    while not stop.is_set():
         try:
             os.symlink(outside, tmp_link)
             os.rename(tmp_link, name)
@@ -304,42 +308,93 @@ def _swap_loop(name, outside, stop_at):
             os.rename(tmp_file, name)
         except OSError:
             pass
+        with swaps.get_lock():
+            swaps.value += 1
 
 
-def _race(tree, outside, fork, racer):
+def _race(tree, outside, fork, racer, swap_loop=_swap_loop, min_walks=20):
+    """Walk while the racer swaps, until both outcomes were met several times (the victim
+    stripped as a file, and met as the symlink), whatever the load: counted, not timed."""
     name = str(tree / "victim")
     make_file(name, 0o4755)
     for i in range(30):  # other files make each walk longer, widening the window
         make_file(tree / ("pad%02d" % i), 0o4755)
-    stop_at = time.monotonic() + 4
+    context = multiprocessing.get_context("fork")
+    stop, swaps = (threading.Event() if racer == "thread" else context.Event()), context.Value("l", 0)
     if racer == "thread":
-        worker = threading.Thread(target=_swap_loop, args=(name, outside, stop_at))
+        worker = threading.Thread(target=swap_loop, args=(name, outside, stop, swaps))
     else:
-        worker = multiprocessing.get_context("fork").Process(target=_swap_loop, args=(name, outside, stop_at))
+        worker = context.Process(target=swap_loop, args=(name, outside, stop, swaps))
     worker.start()
-    walks = 0
-    stripped_victim = 0
-    while time.monotonic() < stop_at:
-        report = strip.strip([str(tree)], fork=fork)
-        walks += 1
-        stripped_victim += any(e["path"] == name for e in report["files"])
-        assert mode_of(outside) == 0o4755 and has_caps(outside), "a change followed the symlink out"
-        for i in range(30):
-            os.chmod(tree / ("pad%02d" % i), 0o4755)
-    worker.join()
-    assert walks > 20
-    assert stripped_victim > 0  # the race was real: the victim was seen as a file too
+    walks = stripped_victim = met_link = 0
+    deadline = time.monotonic() + RACE_FAILSAFE_S
+    try:
+        while walks < min_walks or stripped_victim < 3 or met_link < 3:
+            assert time.monotonic() < deadline, "the race never happened: %d walks, the victim stripped in %d, " \
+                "not stripped in %d, %d swaps" % (walks, stripped_victim, met_link, swaps.value)
+            before = swaps.value
+            report = strip.strip([str(tree)], fork=fork)
+            walks += 1
+            if any(e["path"] == name for e in report["files"]):
+                stripped_victim += 1
+            elif swaps.value != before:  # it swapped during this walk, and the walk left the victim alone
+                met_link += 1
+            assert mode_of(outside) == 0o4755 and has_caps(outside), "a change followed the symlink out"
+            for i in range(30):
+                os.chmod(tree / ("pad%02d" % i), 0o4755)
+    finally:
+        stop.set()
+        worker.join()
     assert mode_of(outside) == 0o4755 and has_caps(outside)
+
+
+@pytest.mark.parametrize("fork", MODES)
+def test_setuid_file_swapped_for_symlink_between_scan_and_fix_never_changes_the_target(tree, outside, fork,
+                                                                                        monkeypatch):
+    """The race's window, hit every time: the scan saw a setuid file, and the name is a
+    symlink to a host file by the time the walk acts on it (a hook at walk.fix_at swaps it)."""
+    from sandboxguard import walk
+
+    victim, link = str(tree / "victim"), str(tree / ".link")
+    make_file(victim, 0o4755)
+    hits = multiprocessing.get_context("fork").Value("l", 0)  # the forked walkers count here too
+    real_fix_at = walk.fix_at
+
+    def swapped_first(dfd, name, *args):
+        if os.fsencode(name) == b"victim":
+            os.symlink(outside, link)
+            os.rename(link, victim)
+            with hits.get_lock():
+                hits.value += 1
+        return real_fix_at(dfd, name, *args)
+
+    monkeypatch.setattr(walk, "fix_at", swapped_first)  # forked walkers inherit it
+    report = strip.strip([str(tree)], fork=fork)
+    assert hits.value == 1, "the walk never acted on the victim"
+    assert mode_of(outside) == 0o4755 and has_caps(outside), "a change followed the symlink out"
+    assert [e["op"] for e in report["errors"] if e["path"] == victim] == ["verify"], report["errors"]
+    assert os.path.islink(victim) and not any(e["path"] == victim for e in report["files"])
+
+
+def _no_swaps(name, outside, stop, swaps):
+    """A racer that never swaps: the victim stays a setuid file."""
+    stop.wait()
+
+
+def test_a_race_whose_racer_never_swaps_is_not_counted_as_a_race(tree, outside, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "RACE_FAILSAFE_S", 3)
+    with pytest.raises(AssertionError, match="the race never happened"):
+        _race(tree, outside, fork=False, racer="thread", swap_loop=_no_swaps)
 
 
 @pytest.mark.slow
 def test_setuid_file_swapped_for_symlink_by_a_racing_thread_never_changes_the_target(tree, outside):
-    _race(tree, outside, fork=False, racer="thread")
+    _race(tree, outside, fork=False, racer="thread", min_walks=500)
 
 
 @pytest.mark.slow
 def test_setuid_file_swapped_for_symlink_by_a_racing_process_never_changes_the_target(tree, outside):
-    _race(tree, outside, fork=True, racer="process")
+    _race(tree, outside, fork=True, racer="process", min_walks=100)
 
 
 def test_directory_swapped_for_symlink_after_listing_is_not_followed(tree, outside):

@@ -3,6 +3,7 @@
 """The seeds' attack on a real engine, and the sweep that undoes it (native and container)."""
 import hashlib
 import io
+import multiprocessing
 import os
 import shutil
 import stat
@@ -174,15 +175,37 @@ def test_ownership_return_alone_clears_setuid_and_caps_but_not_setgid_without_gr
     assert stat.S_IMODE(os.lstat(os.path.join(dist, "sgid")).st_mode) == 0o644
 
 
+class _VisitClock:
+    """walk's ``time`` with a monotonic clock that also moves ``per_visit`` seconds at each
+    directory visit, in every process (shared memory: the forked walkers move it too): a
+    budget spent by counted visits, not by a machine's speed or load."""
+
+    def __init__(self, per_visit):
+        self.per_visit = per_visit
+        self.moved = multiprocessing.get_context("fork").Value("d", 0.0)
+
+    def visit(self):
+        with self.moved.get_lock():
+            self.moved.value += self.per_visit
+
+    def monotonic(self):
+        return time.monotonic() + self.moved.value
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
 def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes, monkeypatch):
     from sandboxguard import walk
     visit = walk.Walk._visit
+    clock = _VisitClock(per_visit=1.0)  # 150 directories "take" 150 s: more than the 30 s step on any machine
 
-    def slow_visit(self, node, pending):  # 150 directories at 5 ms each outlast a 0.3 s step on any load,
-        time.sleep(0.005)  # and a walker that starts at all visits one within it (20 ms was a race under load)
+    def slow_visit(self, node, pending):
+        clock.visit()
         return visit(self, node, pending)
 
-    monkeypatch.setattr(walk.Walk, "_visit", slow_visit)  # the forked walkers inherit it
+    monkeypatch.setattr(walk, "time", clock)
+    monkeypatch.setattr(walk.Walk, "_visit", slow_visit)  # the forked walkers inherit both
     ws = hermes["workspace"]
     for d in range(150):
         sub = os.path.join(ws, "pkg%03d" % d)
@@ -193,7 +216,7 @@ def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes, monkeypat
     open(late, "w").close()
     os.chmod(late, 0o4755)
     os.chown(late, *AGENT)
-    steps = sweep.sweep_native(ws, AGENT, (0,), 0.3)
+    steps = sweep.sweep_native(ws, AGENT, (0,), 30)
     assert [s["step"] for s in steps] == ["chown", "setid", "caps"]
     assert steps[0]["complete"] is False
     assert all(s["ran"] for s in steps)

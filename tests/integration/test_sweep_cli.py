@@ -102,6 +102,14 @@ def test_a_task_dir_left_by_a_removed_container_is_swept_without_a_container(cli
     assert stat.S_IMODE(st.st_mode) == 0o755 and st.st_uid == 1000
 
 
+def _lines_until(lines, cid, timeout=120):
+    """The watcher's lines up to and with the first one about container ``cid``."""
+    seen = []
+    while not seen or seen[-1].get("id") != cid[:12]:
+        seen.append(lines.get(timeout=timeout))
+    return seen
+
+
 def test_watcher_with_the_container_method_ignores_its_own_strip_containers(client, home):
     hermes, ws = home
     # The strip containers the watcher starts, as the engine reports them (by their label):
@@ -121,13 +129,15 @@ def test_watcher_with_the_container_method_ignores_its_own_strip_containers(clie
         container = client.containers.run(IMAGE, ["sh", "-c", DROP + " && sleep 1"], detach=True,
                                           network_mode="none", auto_remove=True,
                                           volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
-        seen = [lines.get(timeout=60)]
-        deadline = time.monotonic() + 8  # the strip containers die meanwhile; none may start a sweep
-        while time.monotonic() < deadline:
-            try:
-                seen.append(lines.get(timeout=max(0.1, deadline - time.monotonic())))
-            except queue.Empty:
-                break
+        seen = _lines_until(lines, container.id)
+        # The strip containers of that sweep die after it; none may start a sweep. Waited
+        # for, not given a window: a marker container dies after them, and the watcher
+        # takes the engine's events in order, so once the marker's line came every strip
+        # container's death was handled.
+        marker = client.containers.run(IMAGE, ["true"], detach=True, network_mode="none", auto_remove=True,
+                                       name="sgtf-watch-marker-%d" % os.getpid(),
+                                       volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+        seen += _lines_until(lines, marker.id)
         ours = [e for e in seen if e["id"] == container.id[:12]]
         assert [e["event"] for e in ours] == ["die"], seen
         assert ours[0]["swept"] == [str(ws)] and ours[0]["warnings"] == []

@@ -73,7 +73,7 @@ def test_every_leak_goes_to_the_quarantine_and_a_second_run_finds_nothing(tmp_pa
 def test_check_mode_reports_and_changes_nothing(tmp_path):
     h = host(tmp_path)
     before = h["table"].read_text()
-    report = leaks_remove.remove(audit(h)["findings"], str(h["quarantine"]), check=True, crontab="")
+    report = leaks_remove.remove(audit(h)["findings"], str(h["quarantine"]), dry_run=True, crontab="")
     assert report["changed"] and len(report["removed"]) == 6
     assert h["table"].read_text() == before and (h["tmp"] / "ab-1").is_dir()
     assert not h["quarantine"].exists()

@@ -180,7 +180,7 @@ def test_each_refused_root_is_refused_alone_with_a_warning_naming_it(tmp_path):
     good.mkdir(parents=True)
     (tmp_path / "linked").symlink_to(tmp_path / "sb")
     result = nosuid.ensure([str(good), str(tmp_path / "linked" / "docker"), "/usr/bin", "relative/docker",
-                            str(tmp_path / "not-yet" / "docker")], persist="none", check_mode=True)
+                            str(tmp_path / "not-yet" / "docker")], persist="none", dry_run=True)
     refused = {r["path"]: r["reason"] for r in result["refused"]}
     assert set(refused) == {str(tmp_path / "linked" / "docker"), "/usr/bin", "relative/docker"}
     assert "symlink" in refused[str(tmp_path / "linked" / "docker")]

@@ -1,13 +1,35 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""python/README.md names the library's public API; every name it lists exists."""
+"""python/README.md names the library's public API: every name it lists exists, and its
+signature is the one pinned in public_api.txt (parameter names, kinds and defaults of each
+function, each class's constructor and public methods, the built-in exceptions an error
+class is caught as, StripOptions' keywords).
+
+A change to a pinned signature fails here. Keep the old form working through a deprecation
+first (see DEPRECATE below), then regenerate the pins deliberately:
+``python3 tests/unit/test_public_api.py --write``.
+"""
 import importlib
+import inspect
 import os
 import re
+import sys
+import types
 
 import pytest
 
-README = os.path.join(os.path.dirname(__file__), "..", "..", "python", "README.md")
+HERE = os.path.dirname(os.path.abspath(__file__))
+README = os.path.join(HERE, "..", "..", "python", "README.md")
+PINS = os.path.join(HERE, "public_api.txt")
+
+DEPRECATE = (
+    "The public API keeps its signatures within a major version (python/README.md). To rename a "
+    "parameter, keep the old one as a trailing keyword defaulting to None that warns "
+    "(DeprecationWarning) and wins when given (report.dry_run_arg does it for dry_run's old names); "
+    "to drop or reorder one, or change a default, add the new form beside the old and deprecate the "
+    "old; either way add a changelog fragment under deprecated_features. A new trailing parameter with "
+    "a default is compatible. Then run python3 tests/unit/test_public_api.py --write and commit "
+    "public_api.txt with the change.")
 
 
 def _table():
@@ -16,6 +38,104 @@ def _table():
     section = text.split("## Public API", 1)[1]
     rows = re.findall(r"^\| `(sandboxguard\.[a-z_]+)` \| (.+) \|$", section, re.MULTILINE)
     return [(module, re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", names)) for module, names in rows]
+
+
+class _Shown:
+    """A default as the pin writes it: the same text on every machine and Python."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _default_text(value):
+    if isinstance(value, types.ModuleType):
+        return "<module %s>" % value.__name__
+    if inspect.isclass(value):
+        return "<class %s>" % value.__name__
+    if callable(value):
+        return "<function %s>" % getattr(value, "__name__", type(value).__name__)
+    text = repr(value)
+    if " at 0x" in text:
+        return "<%s object>" % type(value).__name__
+    return text
+
+
+def signature_text(func, drop_first=False):
+    """``(a, b=1, *, c=None, **kw)``: names, kinds and defaults; annotations left out."""
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())[1 if drop_first else 0:]
+    params = [p.replace(annotation=inspect.Parameter.empty,
+                        default=p.default if p.default is inspect.Parameter.empty else _Shown(_default_text(p.default)))
+              for p in params]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
+
+
+def _constructor(cls):
+    """The __init__ of the library class it comes from, or the built-in it inherits."""
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass) and klass.__module__.startswith("sandboxguard"):
+            return signature_text(vars(klass)["__init__"], drop_first=True)
+        if klass.__module__ == "builtins" and klass is not object:
+            return "<%s.__init__>" % klass.__name__
+    return "()"
+
+
+def describe(obj):
+    """The pinned lines for one public name (without the name)."""
+    if inspect.isclass(obj):
+        lines = ["class %s" % _constructor(obj)]
+        builtin = [k.__name__ for k in obj.__mro__[1:] if k.__module__ == "builtins" and k is not object]
+        if builtin:
+            lines.append("caught as %s" % ", ".join(builtin))
+        options = getattr(sys.modules[obj.__module__], "OPTION_DEFAULTS", None) if obj.__name__ == "StripOptions" \
+            else None
+        if options is not None:  # StripOptions(**kwargs): its keywords are run(), scan() and strip()'s too
+            lines += ["keyword %s=%s" % (name, _default_text(value)) for name, value in sorted(options.items())]
+        for name, member in sorted(vars(obj).items()):
+            if inspect.isfunction(member) and (not name.startswith("_") or name in ("__call__", "__enter__",
+                                                                                      "__exit__")):
+                lines.append("method %s%s" % (name, signature_text(member, drop_first=True)))
+        return lines
+    if callable(obj):
+        return ["function %s" % signature_text(obj)]
+    return ["constant %s" % type(obj).__name__]  # its value may grow (a new kind, a new step)
+
+
+def current():
+    lines = []
+    for module, names in _table():
+        mod = importlib.import_module(module)
+        for name in names:
+            if hasattr(mod, name):
+                lines += ["%s.%s %s" % (module, name, line) for line in describe(getattr(mod, name))]
+    return lines
+
+
+def pinned():
+    with open(PINS, encoding="utf-8") as handle:
+        return [line.rstrip("\n") for line in handle if line.strip() and not line.startswith("#")]
+
+
+def _by_name(lines):
+    grouped = {}
+    for line in lines:
+        grouped.setdefault(line.split(" ", 1)[0], []).append(line.split(" ", 1)[1])
+    return grouped
+
+
+def differences(now, pins):
+    """One message per public name whose pinned lines changed."""
+    now, pins = _by_name(now), _by_name(pins)
+    out = []
+    for name in sorted(set(now) | set(pins)):
+        if now.get(name) != pins.get(name):
+            was, got = pins.get(name, ["(not pinned)"]), now.get(name, ["(gone)"])
+            out.append("%s\n    pinned: %s\n    now:    %s" % (name, "\n            ".join(was),
+                                                              "\n            ".join(got)))
+    return out
 
 
 def test_the_readme_lists_the_api_the_issue_names():
@@ -30,3 +150,40 @@ def test_every_public_name_exists(module, names):
     mod = importlib.import_module(module)
     missing = [name for name in names if not hasattr(mod, name)]
     assert not missing, "%s lacks %s (python/README.md lists them)" % (module, missing)
+
+
+def test_every_public_signature_is_the_pinned_one():
+    changed = differences(current(), pinned())
+    assert not changed, "public signature(s) changed:\n%s\n\n%s" % ("\n".join(changed), DEPRECATE)
+
+
+def test_the_pin_sees_a_renamed_parameter_a_new_default_and_a_dropped_keyword(monkeypatch):
+    from sandboxguard import leaks, roots, strip
+
+    def renamed(path, allow_files=False):  # was allow_file
+        return path
+
+    monkeypatch.setattr(roots, "check_root", renamed)
+    monkeypatch.setattr(leaks, "finding_lines", lambda report, limit=10: [])  # a new parameter, compatible
+    monkeypatch.setitem(sys.modules[strip.StripOptions.__module__].OPTION_DEFAULTS, "budget", 1.0)
+    changed = differences(current(), pinned())
+    assert sorted(c.split("\n", 1)[0] for c in changed) == [
+        "sandboxguard.leaks.finding_lines", "sandboxguard.roots.check_root", "sandboxguard.strip.StripOptions"]
+    assert "allow_files=False" in "\n".join(changed) and "keyword budget=1.0" in "\n".join(changed)
+
+
+def test_defaults_are_written_the_same_on_every_machine():
+    assert _default_text(os) == "<module os>" and _default_text(os.path.isdir) == "<function isdir>"
+    assert _default_text(object()) == "<object object>" and _default_text(("ab-*",)) == "('ab-*',)"
+
+
+if __name__ == "__main__":  # python3 tests/unit/test_public_api.py --write: pin what the code says now
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "src"))
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python3 tests/unit/test_public_api.py --write")
+    with open(PINS, "w", encoding="utf-8") as handle:
+        handle.write("# Copyright (c) sandboxguard contributors\n# SPDX-License-Identifier: Apache-2.0\n"
+                     "# The public API's signatures (python/README.md's table), pinned: tests/unit/test_public_api.py\n"
+                     "# compares the code with these lines. Written by python3 tests/unit/test_public_api.py --write\n"
+                     "# after a change went through its deprecation; never edited by hand.\n")
+        handle.write("\n".join(current()) + "\n")

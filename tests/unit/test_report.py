@@ -233,7 +233,7 @@ def test_nosuid_ensure_returns_the_envelope_with_its_own_keys(tmp_path):
     (tmp_path / "sb" / "docker").mkdir(parents=True)
     (tmp_path / "linked").symlink_to(tmp_path / "sb")
     result = nosuid.ensure([str(tmp_path / "linked" / "docker"), str(tmp_path / "later")], persist="none",
-                           check_mode=True)
+                           dry_run=True)
     assert tuple(result)[:len(report.ENVELOPE_KEYS)] == report.ENVELOPE_KEYS
     assert {"paths", "refused", "missing", "files", "diff", "persist"} <= set(result)
     assert result["counts"] == {"roots": 0, "refused": 1, "missing": 1, "errors": 0}

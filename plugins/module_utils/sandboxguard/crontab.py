@@ -944,8 +944,9 @@ def shim_source(python=SHIM_PYTHON):
     return "#!%s\n" % python + "".join(lines)
 
 
-def _installer():
-    """The package's installer (eval_tools: through descriptors, with safefs and atomicfile).
+def _installer(name="eval_tools"):
+    """The package's installer (eval_tools: through descriptors, with safefs and atomicfile),
+    or another module of the package (``name``).
 
     Imported by name at call time: this file runs standalone as the shim too, where it has
     no package and never installs anything.
@@ -956,7 +957,7 @@ def _installer():
     if not package:
         raise RuntimeError("the crontab shim installs itself only from the sandboxguard package: "
                            "run sandboxguard crontab --install-shim DIR")
-    return importlib.import_module(package + ".eval_tools")
+    return importlib.import_module("%s.%s" % (package, name))
 
 
 def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False, check=None):
@@ -964,23 +965,24 @@ def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False
 
     *python* None means :func:`shim_python`: Debian's /usr/bin/python3, which any user
     can run, unlike a Python under root's 0700 home. Returns (path, changed). Touches
-    the disk unless *dry_run* (``check``: its deprecated alias), which only reports
+    the disk unless *dry_run* (``check``: its deprecated alias, warns), which only reports
     whether it would change. Through the package's ``eval_tools`` (the directory proven
     and written through descriptors; safefs.PathRefused for one reached through a symlink
     another user could have planted).
     """
+    dry_run = _installer("report").dry_run_arg(dry_run, check, "crontab.install_shim")
     python = python or shim_python()
-    return install_text(bin_dir, name, shim_source(python).encode("utf-8"), mode,
-                        dry_run if check is None else check)
+    return _installer().install_text(bin_dir, name, shim_source(python).encode("utf-8"), mode, dry_run)
 
 
 def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
     """Write *text* (bytes) as ``<bin_dir>/<name>`` with *mode*, atomically, when it differs.
 
-    Returns (path, changed); with *dry_run* (``check``: its deprecated alias) nothing is
-    written. See eval_tools.install_text, which does it.
+    Returns (path, changed); with *dry_run* (``check``: its deprecated alias, warns)
+    nothing is written. See eval_tools.install_text, which does it.
     """
-    return _installer().install_text(bin_dir, name, text, mode, dry_run if check is None else check)
+    dry_run = _installer("report").dry_run_arg(dry_run, check, "crontab.install_text")
+    return _installer().install_text(bin_dir, name, text, mode, dry_run)
 
 
 if __name__ == "__main__":

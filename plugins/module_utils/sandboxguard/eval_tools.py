@@ -41,17 +41,15 @@ def _same_at(dir_fd, name, text, mode):
     return data == text and now is not None and stat.S_IMODE(now.st_mode) == stat.S_IMODE(mode)
 
 
-def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
+def install_text(bin_dir, name, text, mode=0o755, dry_run=False):
     """Write *text* (bytes) as ``<bin_dir>/<name>`` with *mode*, atomically, when it differs.
 
-    Returns (path, changed); with *dry_run* (``check``: its deprecated alias) nothing is
-    written. A missing *bin_dir* is made (0755 for each missing directory). What is at the
-    name and is not our regular file with one link (a symlink, a FIFO, a hard link, another
-    user's file) is replaced, never followed or written through. Raises safefs.PathRefused
-    for a *bin_dir* reached through a symlink another user could have planted, OSError when
-    a step fails.
+    Returns (path, changed); with *dry_run* nothing is written. A missing *bin_dir* is made
+    (0755 for each missing directory). What is at the name and is not our regular file with
+    one link (a symlink, a FIFO, a hard link, another user's file) is replaced, never
+    followed or written through. Raises safefs.PathRefused for a *bin_dir* reached through a
+    symlink another user could have planted, OSError when a step fails.
     """
-    dry_run = dry_run if check is None else check
     path = os.path.join(bin_dir, name)
     if dry_run:
         try:
@@ -67,7 +65,7 @@ def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
     return path, True
 
 
-def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False, check=None):
+def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False):
     """Write the crontab shim as ``<bin_dir>/<name>`` (a standalone script run by *python*;
     None: crontab.shim_python(), Debian's /usr/bin/python3 that any user can run).
 
@@ -76,5 +74,4 @@ def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False
     from . import crontab  # noqa: PLC0415 - the shim's own source is what is installed
 
     python = python or crontab.shim_python()
-    return install_text(bin_dir, name, crontab.shim_source(python).encode("utf-8"), mode,
-                        dry_run if check is None else check)
+    return install_text(bin_dir, name, crontab.shim_source(python).encode("utf-8"), mode, dry_run)

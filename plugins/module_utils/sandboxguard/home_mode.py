@@ -603,12 +603,12 @@ def configure_terminal_home(hermes_home, mode, where=DEFAULT_WHERE, include_prof
     from .hermes_config import ConfigError  # noqa: PLC0415
     from .yamlconf import YamlEditError  # noqa: PLC0415
 
-    check = envelope.dry_run_arg(dry_run, check, "configure_terminal_home")  # the name used below
+    dry_run = envelope.dry_run_arg(dry_run, check, "configure_terminal_home")
     mode = normalize_mode(mode)
     targets = _where(where)
     base = norm_path(hermes_home)
     with _open_hermes_home(base) as base_dir:
-        report = envelope.new_report([base], dry_run=check, mode=mode, where=list(targets), homes=[], diff=[])
+        report = envelope.new_report([base], dry_run=dry_run, mode=mode, where=list(targets), homes=[], diff=[])
         for home, fd, st, error in _each_home(base_dir, base, include_profiles, report):
             entry = {"hermes_home": home, "config_path": None, "previous": None, "config_changed": False,
                      "env_path": None, "env_previous": None, "env_changed": False,
@@ -616,7 +616,7 @@ def configure_terminal_home(hermes_home, mode, where=DEFAULT_WHERE, include_prof
                      "error": error}
             if fd is not None:
                 try:
-                    _configure_home(fd, st, entry, targets, mode, check, create_profile_home, report)
+                    _configure_home(fd, st, entry, targets, mode, dry_run, create_profile_home, report)
                 except (ConfigError, HomeModeError, YamlEditError, safefs.PathRefused) as exc:
                     entry["error"] = str(exc)
                 except OSError as exc:
@@ -634,7 +634,7 @@ def configure_terminal_home(hermes_home, mode, where=DEFAULT_WHERE, include_prof
     return report
 
 
-def _configure_home(fd, st, entry, targets, mode, check, create_profile_home, report):
+def _configure_home(fd, st, entry, targets, mode, dry_run, create_profile_home, report):
     """Configure one held Hermes home (or profile) ``fd`` with fstat ``st``; fills ``entry``."""
     from .hermes_config import read_at, write_at  # noqa: PLC0415
     from .yamlconf import YamlEditError, read_env_line, read_nested, set_env_line, set_nested  # noqa: PLC0415
@@ -661,13 +661,13 @@ def _configure_home(fd, st, entry, targets, mode, check, create_profile_home, re
             entry["%s_changed" % target] = True
             report["diff"].append({"before_header": path, "after_header": path, "before": before or "",
                                    "after": after})
-            if not check:
+            if not dry_run:
                 write_at(fd, name, after, old, None, NEW_FILE_MODE, st)
     if create_profile_home:
-        entry["profile_home_changed"] = _ensure_profile_home(fd, st, entry["profile_home"], check)
+        entry["profile_home_changed"] = _ensure_profile_home(fd, st, entry["profile_home"], dry_run)
 
 
-def _ensure_profile_home(dir_fd, dir_st, path, check):
+def _ensure_profile_home(dir_fd, dir_st, path, dry_run):
     """Create ``home`` in the held directory 0700, owned like it (its fstat), or drop
     group/other write (and setid bits) from an existing one; True if (it would have) changed.
 
@@ -678,7 +678,7 @@ def _ensure_profile_home(dir_fd, dir_st, path, check):
     """
     fix = "the profile home must be a real directory: remove what is there"
     try:
-        if check:
+        if dry_run:
             if safefs.lstat_at(dir_fd, PROFILE_HOME_DIR) is None:
                 return True
             fd = safefs.open_dir_at(dir_fd, PROFILE_HOME_DIR, path_for_errors=path)
@@ -695,7 +695,7 @@ def _ensure_profile_home(dir_fd, dir_st, path, check):
         st = os.fstat(fd)
         if not st.st_mode & 0o022:
             return False
-        if not check:
+        if not dry_run:
             _set_mode_at(fd, safefs.plain_mode(st.st_mode) & ~0o022, path)
         return True
     finally:
@@ -837,9 +837,9 @@ def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, che
     from . import eval_tools  # noqa: PLC0415
     from . import report as envelope  # noqa: PLC0415
 
-    check = envelope.dry_run_arg(dry_run, check, "install_eval_tools")
+    dry_run = envelope.dry_run_arg(dry_run, check, "install_eval_tools")
 
-    shim, shim_changed = _install(eval_tools.install_shim, bin_dir, python=python, dry_run=check)
-    wrapper, wrapper_changed = _install(
-        eval_tools.install_text, bin_dir, EVAL_WRAPPER_NAME, eval_wrapper_text(bin_dir).encode("utf-8"), dry_run=check)
+    shim, shim_changed = _install(eval_tools.install_shim, bin_dir, python=python, dry_run=dry_run)
+    wrapper, wrapper_changed = _install(eval_tools.install_text, bin_dir, EVAL_WRAPPER_NAME,
+                                        eval_wrapper_text(bin_dir).encode("utf-8"), dry_run=dry_run)
     return envelope.new_report([bin_dir], crontab=shim, wrapper=wrapper, changed=shim_changed or wrapper_changed)

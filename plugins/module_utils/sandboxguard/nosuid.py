@@ -544,10 +544,12 @@ def default_python():
 
 
 # -- the operation ----------------------------------------------------------------------
-def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=False, unit_dir=UNIT_DIR, fstab=FSTAB,
+def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False, unit_dir=UNIT_DIR, fstab=FSTAB,
            systemd_running=None, hermes_homes=(), sandbox_dir=None, extra_roots=(), program=PROGRAM,
-           paths_file=PATHS_FILE, python=None):
+           paths_file=PATHS_FILE, python=None, check_mode=None):
     """Bring every root to ``state``, persisted by ``persist``; return the report envelope.
+    ``dry_run``: change nothing (no mount, no file written), report what would change
+    (``check_mode`` is its deprecated alias).
 
     The roots: ``paths`` and ``extra_roots`` as given, plus what ``hermes_homes`` and
     ``sandbox_dir`` give (``sweep.derive_roots``, the sweep's own rule). ``run(argv) -> (rc,
@@ -559,6 +561,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
     (persisted files written or removed), diff (before/after text). Raises NosuidError for
     a bad argument or a persistence directory another user can change.
     """
+    dry_run = envelope.dry_run_arg(dry_run, check_mode, "nosuid.ensure", alias="check_mode")
     if state not in STATES:
         raise NosuidError("state must be one of %s, not %r" % (", ".join(STATES), state))
     if persist not in PERSIST:
@@ -585,7 +588,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
     handled, candidates = [], [item["path"] for item in refused]
     for root in usable:
         candidates += [root["path"], root["realpath"]]
-        entry = _one_root(root["realpath"], state, check_mode, result)
+        entry = _one_root(root["realpath"], state, dry_run, result)
         if entry is None:
             continue
         result["roots"].append(entry["path"])
@@ -604,7 +607,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
         result["changed"] = True
         result["diff"]["before"] += "--- %s\n%s" % (path, _ensure_nl(before))
         result["diff"]["after"] += "--- %s\n%s" % (path, _ensure_nl(after))
-        if not check_mode:
+        if not dry_run:
             try:
                 apply()
             except OSError as exc:
@@ -612,7 +615,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, check_mode=Fa
         reload_needed = reload_needed or path.endswith((".mount", ".service"))
     if systemd_running is None:
         systemd_running = os.path.isdir("/run/systemd/system")
-    if reload_needed and systemd_running and not check_mode and run is not None:
+    if reload_needed and systemd_running and not dry_run and run is not None:
         rc, out, err = run(["systemctl", "daemon-reload"])
         if rc != 0:
             envelope.add_warning(result, "systemctl daemon-reload failed (rc %s): %s; the unit takes effect at the "

@@ -108,13 +108,14 @@ def mode_text(mode):
     return "0%03o" % stat.S_IMODE(mode)
 
 
-def dry_run_arg(dry_run, check, where):
-    """The one name for "change nothing, report what would change" is ``dry_run`` (strip,
-    sweep, fetch, home_mode, crontab, hermes_config). ``check`` is its deprecated alias:
-    given, it wins and a DeprecationWarning names ``where``."""
+def dry_run_arg(dry_run, check, where, alias="check"):
+    """The one name for "change nothing, report what would change" is ``dry_run`` (every
+    operation of the library that changes the system). ``check`` (``alias``: the old name,
+    ``check_mode`` for nosuid.ensure) is its deprecated alias: given, it wins and a
+    DeprecationWarning names ``where``."""
     if check is None:
         return bool(dry_run)
-    warnings.warn("%s: check= is deprecated, use dry_run=" % where, DeprecationWarning, stacklevel=3)
+    warnings.warn("%s: %s= is deprecated, use dry_run=" % (where, alias), DeprecationWarning, stacklevel=3)
     return bool(check)
 
 

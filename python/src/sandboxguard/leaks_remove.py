@@ -17,7 +17,7 @@ own path, so an operator can look at it and put back what was legitimate:
   user manager stops it; moving its file keeps it from coming back.
 
 A finding is removed only if it is still what the audit saw (the same job line at the same
-place, the same inode); a changed one is an error naming it. With ``check`` nothing
+place, the same inode); a changed one is an error naming it. With ``dry_run`` nothing
 changes and the report says what would. The report is the envelope of report.py.
 
 Nothing is done by path below a directory the agent can write (docs/architecture.md):
@@ -186,7 +186,7 @@ def _save_removed(quarantine, user, removed):
         handle.write("\n".join(removed) + "\n")
 
 
-def _remove_cron_jobs(table, jobs, quarantine, check, report, crontab):
+def _remove_cron_jobs(table, jobs, quarantine, dry_run, report, crontab):
     user = jobs[0]["user"]
     try:
         data, info, spool = _read_table(table)
@@ -207,7 +207,7 @@ def _remove_cron_jobs(table, jobs, quarantine, check, report, crontab):
         report["removed"].extend({"kind": "cron_job", "path": table, "user": user, "entry": line.strip()}
                                  for line in removed)
         report["counts"]["cron_job"] += len(removed)
-        if check:
+        if dry_run:
             return
         try:
             _save_removed(quarantine, user, removed)
@@ -231,7 +231,7 @@ def _the_one_seen(finding, st):
     return st.st_uid == finding.get("uid", st.st_uid) and int(st.st_mtime) == finding.get("mtime", int(st.st_mtime))
 
 
-def _move(finding, quarantine, check, report):
+def _move(finding, quarantine, dry_run, report):
     """Move one finding into the quarantine: its parent proven by safefs.open_dir, the name
     checked by fstat to be the inode the audit saw, then safemove.move_at (renameat between
     the held directories, or a copy through descriptors across file systems)."""
@@ -249,7 +249,7 @@ def _move(finding, quarantine, check, report):
                 return
             entry = {"kind": finding["kind"], "path": path, "user": finding.get("user"),
                      "quarantine": quarantine_path(quarantine.base, path)}
-            if check:
+            if dry_run:
                 _count(report, entry)
                 return
             op = "move"
@@ -278,27 +278,30 @@ def _count(report, entry):
     report["counts"][entry["kind"]] += 1
 
 
-def remove(findings, quarantine_dir=DEFAULT_QUARANTINE, check=False, now=None, crontab=None):
+def remove(findings, quarantine_dir=DEFAULT_QUARANTINE, dry_run=False, now=None, crontab=None, check=None):
     """Move each leaks.audit finding out of service into a quarantine directory; return the report.
 
-    *crontab*: the crontab program to install tables of the system spool with; None finds
-    Debian's (``/usr/bin/crontab``), ``""`` rewrites the spool file directly (always done for
-    a table outside the system spool).
+    *dry_run*: change nothing, report what would be removed (``check`` is its deprecated
+    alias). *crontab*: the crontab program to install tables of the system spool with; None
+    finds Debian's (``/usr/bin/crontab``), ``""`` rewrites the spool file directly (always
+    done for a table outside the system spool).
     """
+    dry_run = envelope.dry_run_arg(dry_run, check, "leaks_remove.remove")
     started = time.monotonic()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
     quarantine = _Quarantine(quarantine_dir, stamp)
-    report = envelope.new_report([quarantine_dir], removed=[], quarantine=quarantine.base, check=bool(check),
-                                 counts=dict.fromkeys(leaks.KINDS, 0))
+    # "check": the 1.x name of the "dry_run" key, kept beside it until 2.0.0.
+    report = envelope.new_report([quarantine_dir], removed=[], quarantine=quarantine.base, dry_run=dry_run,
+                                 check=dry_run, counts=dict.fromkeys(leaks.KINDS, 0))
     try:
-        _remove_all(findings, quarantine, check, report, crontab)
+        _remove_all(findings, quarantine, dry_run, report, crontab)
     finally:
         quarantine.close()
     report["complete"] = not report["errors"]
     return envelope.finish(report, started)
 
 
-def _remove_all(findings, quarantine, check, report, crontab):
+def _remove_all(findings, quarantine, dry_run, report, crontab):
     if crontab is None:
         crontab = shutil.which("crontab", path=CRONTAB_SEARCH_PATH) or ""
     tables = {}
@@ -308,7 +311,7 @@ def _remove_all(findings, quarantine, check, report, crontab):
     for table, jobs in sorted(tables.items()):
         # The crontab program writes the system spool only: another spool is edited in place.
         system = os.path.dirname(table) == leaks.SPOOL_DIR
-        _remove_cron_jobs(table, jobs, quarantine, check, report, crontab if system else "")
+        _remove_cron_jobs(table, jobs, quarantine, dry_run, report, crontab if system else "")
     # Children before parents, links before what they may point at.
     for finding in sorted((f for f in findings if f["kind"] in MOVED_KINDS), key=lambda f: -f["path"].count("/")):
-        _move(finding, quarantine, check, report)
+        _move(finding, quarantine, dry_run, report)

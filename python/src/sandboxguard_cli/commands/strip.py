@@ -116,10 +116,10 @@ def _raise_signalled(signum, _frame):
     raise _Signalled(signum)
 
 
-def _run(args, dry_run, **kwargs):
+def _run(args, dry_run=False, **kwargs):
     previous = signal.signal(signal.SIGTERM, _raise_signalled)
     try:
-        return _run_walk(args, dry_run, **kwargs)
+        return _run_walk(args, dry_run=dry_run, **kwargs)
     except _Signalled as exc:
         sys.stderr.write("sandboxguard %s: stopped by %s; its walkers were stopped with it and the walk is "
                          "incomplete: run it again\n" % (args.command, signal.Signals(exc.signum).name))
@@ -128,7 +128,7 @@ def _run(args, dry_run, **kwargs):
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_walk(args, dry_run, **kwargs):
+def _run_walk(args, dry_run=False, **kwargs):
     progress = None if args.json else _progress()
     try:
         report = stripmod.run(
@@ -149,14 +149,14 @@ def _run_walk(args, dry_run, **kwargs):
 
 def run_scan(args):
     actions = [a for a, on in (("setid", not args.no_setid), ("caps", not args.no_caps)) if on]
-    return _run(args, True, actions=actions)
+    return _run(args, dry_run=True, actions=actions)
 
 
 def run_strip(args):
     actions = [a for a, on in (("chown", bool(args.chown_to)), ("setid", not args.no_setid),
                                ("caps", not args.no_caps)) if on]
     chown_to = _owner(args.chown_to) if args.chown_to else None
-    return _run(args, args.dry_run, actions=actions, chown_to=chown_to,
+    return _run(args, dry_run=args.dry_run, actions=actions, chown_to=chown_to,
                 caps_method=args.caps_method, hardlinks=args.hardlinks)
 
 

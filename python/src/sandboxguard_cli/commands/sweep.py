@@ -89,7 +89,8 @@ def run_sweep(args):
         return EXIT_FINDINGS
     result = sweepmod.sweep(
         client, _homes(args), args.sandbox_dir, args.root, args.container or None, not args.running_only,
-        args.method, args.image, _owner(args.owner), args.budget_per_step, args.dry_run, not args.no_chown)
+        args.method, args.image, _owner(args.owner), args.budget_per_step, dry_run=args.dry_run,
+        chown=not args.no_chown)
     return output.emit(result, args.json, print_human)
 
 
