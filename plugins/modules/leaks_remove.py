@@ -96,7 +96,7 @@ complete:
   returned: always
   type: bool
 dry_run:
-  description: True in check mode (nothing was moved; O(removed) says what would be).
+  description: True in check mode (nothing was moved; RV(removed) says what would be).
   returned: always
   type: bool
 scope:
