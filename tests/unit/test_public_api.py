@@ -182,7 +182,7 @@ if __name__ == "__main__":  # python3 tests/unit/test_public_api.py --write: pin
     if sys.argv[1:] != ["--write"]:
         sys.exit("usage: python3 tests/unit/test_public_api.py --write")
     with open(PINS, "w", encoding="utf-8") as handle:
-        handle.write("# Copyright (c) sandboxguard contributors\n# SPDX-License-Identifier: Apache-2.0\n"
+        handle.write("# Copyright (c) sandboxguard contributors\n# SPDX-License-" "Identifier: Apache-2.0\n"
                      "# The public API's signatures (python/README.md's table), pinned: tests/unit/test_public_api.py\n"
                      "# compares the code with these lines. Written by python3 tests/unit/test_public_api.py --write\n"
                      "# after a change went through its deprecation; never edited by hand.\n")
