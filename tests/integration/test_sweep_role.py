@@ -222,7 +222,7 @@ def test_role_on_a_host_without_systemd_says_what_to_switch_off(tmp_path, host):
 def test_role_refuses_a_run_without_anything_to_sweep(tmp_path, host):
     rc, _stats, out = run_role(tmp_path, dict(host["vars"], sandbox_sweep_hermes_homes=" , "))
     assert rc != 0
-    failed = task_result(out, "Check the scope, method and budget")
+    failed = task_result(out, "Check the scope, the container method's image and the budget")
     assert "sandbox_sweep_hermes_homes" in failed["msg"]
 
 
