@@ -106,7 +106,7 @@ def make_runner(world, work_folder="_work", name="actions-runner"):
     _own(world, runner + "/externals/node20/bin/node", b"#!/bin/sh\n", 0o755)
     _own(world, runner + "/hooks/job-completed.sh", b"#!/bin/sh\nexec sudo -n %s %s\n"
          % (runner_cleanup.defaults.RUNNER_CLEANUP_HELPER.encode(), runner.encode()), 0o755)
-    work = runner + "/" + work_folder
+    work = work_folder if work_folder.startswith("/") else runner + "/" + work_folder
     for sub in ("", "/%s" % REPO, "/%s/%s" % (REPO, REPO), "/_temp", "/_temp/_github_home",
                 "/_temp/_github_workflow", "/_actions", "/_tool"):
         _own(world, work + sub)
@@ -355,3 +355,50 @@ def test_a_job_swapping_and_renaming_directories_during_the_cleanup_changes_noth
 
     result = world.race(cleanup_once, until=met)
     assert result.clean and not result.gave_up, result.describe()
+
+
+def test_the_github_provider_gives_the_work_folder_owned_by_the_runner_user_and_names_its_containers(
+        world, job, client):
+    found = runners.github_runner(job["runner"])
+
+    source = "GitHub runner %s" % job["runner"]
+    assert found["roots"] == [{"path": job["work"], "source": source, "owner": (world.uid, world.gid)}]
+    [label] = found["labels"]
+    assert found["labels"][label] == source
+    assert [c.id for c in client.containers.list(filters={"label": label})] == [job["container"].id]
+
+
+SVC_UNIT = """[Unit]
+Description=GitHub Actions Runner (org-app.%(name)s)
+After=network.target
+
+[Service]
+ExecStart=%(dir)s/runsvc.sh
+User=%(user)s
+WorkingDirectory=%(dir)s
+KillMode=process
+KillSignal=SIGTERM
+TimeoutStopSec=5min
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def test_runners_installed_as_systemd_services_are_found_from_their_units(world):
+    first = make_runner(world, name="runner-1")
+    elsewhere = world.agent_dir("work-elsewhere")  # an absolute workFolder outside, the runner user's
+    second = make_runner(world, work_folder=elsewhere, name="runner-2")
+    units = os.path.join(world.base, "system")
+    os.mkdir(units)
+    for name, directory in (("r1", first), ("r2", second), ("gone", world.base + "/no-runner")):
+        with open(os.path.join(units, "actions.runner.org-app.%s.service" % name), "w", encoding="utf-8") as handle:
+            handle.write(SVC_UNIT % {"name": name, "dir": directory, "user": world.user})
+
+    found = runners.github_runners_from_systemd(units)
+
+    owner = (world.uid, world.gid)
+    assert found["roots"] == [{"path": first + "/_work", "source": "GitHub runner %s" % first, "owner": owner},
+                              {"path": elsewhere, "source": "GitHub runner %s" % second, "owner": owner}]
+    assert sorted(found["labels"]) == sorted([runners.github_label(first), runners.github_label(second)])
+    assert [(e["path"], e["op"]) for e in found["errors"]] == [(world.base + "/no-runner", "open runner")]
