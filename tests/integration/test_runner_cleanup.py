@@ -17,6 +17,8 @@ through ``docker exec``. The job-completed hook runs as the runner user and can 
 the root-owned helper through sudo with its one fixed argument: here the test runs that
 helper as root with exactly that argument, and a job-controlled environment beside it.
 """
+import base64
+import json
 import os
 import stat
 import subprocess
@@ -56,6 +58,7 @@ cp /bin/sh /github/home/sgidsh && chmod 2755 /github/home/sgidsh
 cp /bin/true /github/home/raw && setcap cap_net_raw+ep /github/home/raw
 echo tool > /__t/node.tar
 echo temp > /__w/_temp/leftover.sh
+name=$(printf 'dist/evil\nline\377') && cp /bin/sh "$name" && chmod 4755 "$name"
 """
 
 
@@ -221,6 +224,10 @@ def test_a_second_run_finds_nothing_and_a_dry_run_changes_nothing(world, job):
     before = privileged_left(job["work"], (world.uid, world.gid))
     dry = subprocess.run([*_cli(), job["runner"], "--dry-run", "--json"], capture_output=True, text=True)
     assert dry.returncode == 1, dry.stderr  # findings remain: nothing was changed
+    report = json.loads(dry.stdout)
+    assert report["runner"]["owner"] == [world.uid, world.gid] and report["roots"] == [job["work"]]
+    evil = [entry for entry in report["files"] if "path_b64" in entry]  # the name that is not UTF-8
+    assert len(evil) == 1 and base64.b64decode(evil[0]["path_b64"]).endswith(b"/dist/evil\nline\xff")
     assert privileged_left(job["work"], (world.uid, world.gid)) == before
     assert run_hook(world, job["runner"]).returncode == 0
     again = subprocess.run([*_cli(), job["runner"], "--json"], capture_output=True, text=True)
