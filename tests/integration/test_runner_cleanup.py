@@ -43,7 +43,8 @@ BOM = b"\xef\xbb\xbf"  # the runner writes .runner with File.WriteAllText(..., E
 
 # A build step of a root container job: root-owned output, a tree, a private directory the
 # next checkout cannot remove, a setuid-root shell and a cap_net_raw+ep file, in the
-# workspace and in /github/home; one file keeps the runner's uid but gets group root.
+# workspace and in /github/home; one file keeps the runner's uid but gets group root; the
+# work folder itself and the home become root's (a root step can chown a bind mount's top).
 BUILD_STEP = r"""
 set -e
 mkdir -p dist/tree/a/b/c dist/private
@@ -59,6 +60,7 @@ cp /bin/true /github/home/raw && setcap cap_net_raw+ep /github/home/raw
 echo tool > /__t/node.tar
 echo temp > /__w/_temp/leftover.sh
 name=$(printf 'dist/evil\nline\377') && cp /bin/sh "$name" && chmod 4755 "$name"
+chown 0:0 /__w /github/home && chmod 700 /github/home
 """
 
 
@@ -338,6 +340,7 @@ def _replant(dist):
 
 def test_a_job_swapping_and_renaming_directories_during_the_cleanup_changes_nothing_outside(world, job):
     work, dist = job["work"], job["dist"]
+    os.chown(work, world.uid, world.gid)  # the job made it root's; the runner user's again, so it can swap in it
     # The job's container (root) renames the tree it made and puts a link to /etc in its place
     # (started first: its shell holds the workspace as its working directory); the runner user
     # swaps its own directories for links to the victims and renames them.
