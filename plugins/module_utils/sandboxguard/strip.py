@@ -6,9 +6,10 @@
 One race-safe walk per call does every requested action on each regular file:
 
 * ``chown``: ownership return. Files and directories owned by a uid in ``chown_from``
-  (root by default) are given to ``chown_to``. The kernel clears setuid, setgid (when
-  group-executable) and ``security.capability`` on a regular file it chowns, which is
-  why the seeds run this first.
+  (root by default) are given to ``chown_to``; with ``chown_from="others"``, every file
+  and directory whose uid or gid is not ``chown_to``'s (a CI runner's work folder). The
+  kernel clears setuid, setgid (when group-executable) and ``security.capability`` on a
+  regular file it chowns, which is why the seeds run this first.
 * ``setid``: clear S_ISUID and S_ISGID on regular files, keeping every other bit.
 * ``caps``: remove the ``security.capability`` xattr (method ``xattr``), or re-chown
   the file to its own uid and gid so the kernel drops it (method ``chown``).
@@ -116,7 +117,8 @@ def run(paths, options=None, **kwargs):
     ``options`` is a StripOptions (or a dict of its keywords); keywords work as well:
     ``actions`` (subset of ACTIONS), ``dry_run``, ``budget`` (seconds for the whole
     walk; 0 or None: no limit), ``chown_to`` ((uid, gid), required with the chown
-    action), ``chown_from``, ``caps_method``, ``hardlinks``, ``one_file_system``,
+    action), ``chown_from`` (uids; or "others": every uid and gid but chown_to's),
+    ``caps_method``, ``hardlinks``, ``one_file_system``,
     ``prune_mounts``, ``max_listed``, ``progress(counts)`` (called at most every
     ``progress_interval`` seconds, between directories), ``fork`` (None decides by
     itself: a forked worker when the process has one thread), ``allow_files``,

@@ -28,3 +28,10 @@ HOME_WHERE = "config"
 # An interpreter every user can run (root's pyenv Pythons live under its 0700 home):
 # the crontab shim, the eval wrapper and the nosuid boot program run with it.
 SYSTEM_PYTHON = "/usr/bin/python3"
+# sandboxguard runner-cleanup DIR: the root-owned helper a runner's job-completed hook runs
+# through sudo (exactly one argument, the runner directory: the sudoers rule fixes it), and
+# the seconds its walk may take (the hook runs synchronously after every job).
+RUNNER_CLEANUP_HELPER = "/usr/local/sbin/sandboxguard-runner-cleanup"
+RUNNER_CLEANUP_BUDGET_S = 60.0
+# Where the roles copy the library and the CLI (sandbox_sweep_install_dir's default).
+INSTALL_DIR = "/usr/local/lib/sandboxguard"

@@ -30,6 +30,9 @@ CAPS_METHODS = ("xattr", "chown")
 DEFAULT_CAPS_METHOD = "xattr"
 HARDLINK_POLICIES = ("strip", "skip")
 DEFAULT_HARDLINKS = "strip"
+# chown_from for an ownership return to the owner of a whole tree (a CI runner's work
+# folder): every file or directory whose uid or gid is not chown_to's is given back.
+CHOWN_FROM_OTHERS = "others"
 
 
 class ChangedUnderUs(Exception):
@@ -71,13 +74,32 @@ OPTION_DEFAULTS = {
 }
 
 
+class AnyBut:
+    """Every id except ``kept`` (``id in AnyBut(1000)`` is True for 0 and 1001): the uids
+    and gids an ownership return with chown_from=CHOWN_FROM_OTHERS takes back."""
+
+    __slots__ = ("kept",)
+
+    def __init__(self, kept):
+        self.kept = kept
+
+    def __contains__(self, value):
+        return value != self.kept
+
+    def __repr__(self):
+        return "AnyBut(%r)" % (self.kept,)
+
+
 class StripOptions:
     """The one parameters object of a strip: which actions, how to walk, what to report.
 
     Keyword names and defaults: OPTION_DEFAULTS (run()'s keywords). Built once per call
     and validated here, so a bad value fails with InputError (a ValueError) naming the option before
     anything is opened.
-    Derived, read-only: ``setid_mask``, ``do_setid``, ``do_caps``, ``do_chown``,
+    ``chown_from``: the uids whose files the chown action takes (root by default), or
+    CHOWN_FROM_OTHERS: every file or directory not owned by chown_to's uid and gid.
+    Derived, read-only: ``chown_gids`` (the gids the chown action takes as well: none,
+    or every gid but chown_to's with CHOWN_FROM_OTHERS), ``setid_mask``, ``do_setid``, ``do_caps``, ``do_chown``,
     ``skip_hardlinks``, ``chown_links`` (ownership return may give away a file with more
     than one hard link: ``fs.protected_hardlinks`` is 1, read here once when the chown
     action is asked for).
@@ -109,7 +131,17 @@ class StripOptions:
             if self.chown_to is None:
                 raise InputError("the chown action needs chown_to=(uid, gid)")
             self.chown_to = check_owner(self.chown_to)
-        self.chown_from = frozenset(self.chown_from)
+        self.chown_gids = frozenset()
+        if isinstance(self.chown_from, str) and self.chown_from == CHOWN_FROM_OTHERS:
+            if "chown" not in self.actions:
+                raise InputError("chown_from=%r needs the chown action and chown_to=(uid, gid)" % CHOWN_FROM_OTHERS)
+            uid, gid = self.chown_to
+            self.chown_from = AnyBut(uid)
+            self.chown_gids = AnyBut(gid) if gid != -1 else frozenset()
+        elif isinstance(self.chown_from, (str, bytes)):
+            raise InputError("chown_from must be uids or %r, not %r" % (CHOWN_FROM_OTHERS, self.chown_from))
+        elif not isinstance(self.chown_from, AnyBut):
+            self.chown_from = frozenset(self.chown_from)
         if self.workers is not None:
             self.workers = max(1, int(self.workers))
         self.setid_mask = (stat.S_ISUID if self.setuid else 0) | (stat.S_ISGID if self.setgid else 0)
@@ -302,7 +334,7 @@ def fix_at(dir_fd, name, opts, path, expected, cap_bits):
         if not stat.S_ISREG(fst.st_mode):
             return None, False
         has_setid = fst.st_mode & opts.setid_mask if opts.do_setid else 0
-        needs_chown = opts.do_chown and fst.st_uid in opts.chown_from
+        needs_chown = opts.do_chown and (fst.st_uid in opts.chown_from or fst.st_gid in opts.chown_gids)
         # The magic link /proc/self/fd/N is followed to the inode fd holds, never re-resolved by name.
         has_caps = opts.do_caps and has_caps_xattr("/proc/self/fd/%d" % fd, follow=True)
         if not (has_setid or has_caps or needs_chown):

@@ -177,7 +177,7 @@ class _Findings:
 
     def visit_dir_owner(self, fd, st, path):
         """Ownership return for a directory, through its own open descriptor."""
-        if st.st_uid not in self.chown_from:
+        if st.st_uid not in self.chown_from and st.st_gid not in self.chown_gids:
             return
         uid, gid = self.chown_to
         entry = {"path": path, "type": "directory", "mode_before": envelope.mode_text(st.st_mode),
@@ -352,6 +352,7 @@ class Walk(_Findings, _Sharing):
         self.deadline = (time.monotonic() + opts.budget) if opts.budget else None
         self.chown_to = opts.chown_to
         self.chown_from = opts.chown_from
+        self.chown_gids = opts.chown_gids
         self.one_file_system = opts.one_file_system
         self.prune_mounts = opts.prune_mounts
         self.max_listed = opts.max_listed
@@ -472,6 +473,7 @@ class Walk(_Findings, _Sharing):
         setid_mask = self.setid_mask if self.do_setid else 0
         do_chown = self.do_chown
         chown_from = self.chown_from
+        chown_gids = self.chown_gids
         counts = self.counts
         try:
             # After fchdir, "." is the directory dfd holds, whatever is renamed meanwhile;
@@ -516,7 +518,7 @@ class Walk(_Findings, _Sharing):
                         else:
                             self._entry_error(node, entry.name, exc, "listxattr")
                             continue
-                if mode & setid_mask or has_caps or (do_chown and st.st_uid in chown_from):
+                if mode & setid_mask or has_caps or (do_chown and (st.st_uid in chown_from or st.st_gid in chown_gids)):
                     self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
 
     def _entry_error(self, node, name, exc, op):
