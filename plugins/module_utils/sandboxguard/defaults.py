@@ -29,3 +29,10 @@ HOME_WHERE = "config"
 # An interpreter every user can run (root's pyenv Pythons live under its 0700 home):
 # the crontab shim, the eval wrapper and the nosuid boot program run with it.
 SYSTEM_PYTHON = "/usr/bin/python3"
+
+# The engine sockets `auto` asks (docker_engine.engine_urls), and the audit looks for before
+# it imports the Docker SDK: Docker's, rootful Podman's (podman.socket, podman system
+# service) and rootless Podman's, one per user who runs it.
+DOCKER_SOCKET = "/var/run/docker.sock"
+PODMAN_SOCKET = "/run/podman/podman.sock"
+ROOTLESS_PODMAN_SOCKETS = "/run/user/*/podman/podman.sock"
