@@ -76,7 +76,9 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
     """Ask the Docker engine which bind mounts are in scope (touches the engine, read-only).
 
     Returns dict: answered (bool), reason (why not, or None), targets (realpaths), error
-    (True when *docker* is ``always`` and the engine did not answer).
+    (True when *docker* is ``always`` and the engine did not answer); when one answered, also
+    engine (its facts), engines (the name of each engine asked: ``auto`` asks every engine
+    present, Docker's and Podman's) and warnings (engines that did not answer, rootless ones).
     """
     if docker == "never":
         return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False}
@@ -105,7 +107,8 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
         if close:
             close()
     return {"answered": True, "reason": None, "targets": [t["realpath"] for t in info["targets"]],
-            "error": False, "engine": info["engine"]}
+            "error": False, "engine": info["engine"], "engines": [f["name"] for f in info["engine"]["engines"]],
+            "warnings": list(info["warnings"])}
 
 
 def _candidate_roots(paths, hermes_homes, sandbox_dir):
@@ -185,7 +188,9 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
     candidates += [(target, "docker") for target in engine["targets"]]
     walk, absent, errors = walk_roots(candidates)
     warnings = []
-    engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"]}
+    engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"],
+                      "engines": engine.get("engines", [])}
+    warnings += engine.get("warnings", [])
     if engine["error"]:
         errors.append(_error("engine", docker_host or "docker", engine["reason"]))
     elif not engine["answered"] and docker != "never":
