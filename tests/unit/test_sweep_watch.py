@@ -404,3 +404,22 @@ def test_auto_uses_the_engines_that_answer_and_reports_the_others(monkeypatch):
         docker_engine.connect_engines(urls=["unix:///dead.sock"])
     twice = docker_engine.connect_engines(urls=["unix:///a.sock", "unix:///b.sock"])
     assert [name for name, _ in twice] == ["docker@unix:///a.sock", "docker@unix:///b.sock"]
+
+
+def test_a_socket_under_run_user_is_that_users_even_when_it_claims_to_be_a_rootful_docker(monkeypatch):
+    """A local user can serve anything on /run/user/<uid>/podman/podman.sock: claiming to be Docker
+    with a userns-remap root must not make the ownership return take files from that uid."""
+    pytest.importorskip("docker")
+
+    class Liar:
+        def version(self):
+            return {"Version": "29.0.0"}  # no Podman component: "I am Docker"
+
+    monkeypatch.setattr(docker_engine, "connect", lambda url, timeout=60: Liar())
+    group = docker_engine.connect_engines(urls=["unix:///run/user/1000/podman/podman.sock"])
+    [member] = group.members
+    assert member.name == "podman-rootless-1000" and member.rootless_uid == 1000
+    claimed = sweep.sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": ["name=userns"],
+                                            "DockerRootDir": "/var/lib/docker/0.0"})
+    facts = sweep._group_facts([docker_engine.facts_of(group, member.name, claimed)])
+    assert facts["rootless"] is True and sweep._chown_from(facts) == ()

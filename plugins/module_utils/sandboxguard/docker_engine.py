@@ -197,7 +197,10 @@ def connect_engines(base_url=None, timeout=60, urls=None):
             errors.append(str(exc))
             continue
         kind, version = engine_kind(client)
-        uid = rootless_uid(url) if kind == "podman" else None
+        # by the socket's path, never by what the engine says: a user's socket under
+        # /run/user/<uid> is that user's, whatever it claims to be (its info could claim a
+        # userns-remap root and steer the ownership return)
+        uid = rootless_uid(url)
         name = "podman-rootless-%d" % uid if uid is not None else kind
         members.append(Engine(name, url, client, kind, version, uid))
     if not members:
