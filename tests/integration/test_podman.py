@@ -146,6 +146,9 @@ def test_auto_asks_docker_and_podman_and_names_each_containers_engine(podman, pc
     pod_shell = run_attack(pclient, name("auto"), hermes["ws"])
     try:
         docker_shell = run_attack(docker, name("auto_docker"), hermes["ws2"])
+        people = run_cli("sweep", "--hermes-home", hermes["home"], "--dry-run", env=no_docker_host())
+        assert ("%s (podman)" % name("auto")).encode() in people.stdout, people.stdout
+        assert ("%s (docker)" % name("auto_docker")).encode() in people.stdout, people.stdout
         proc = run_cli("sweep", "--hermes-home", hermes["home"], "--json", env=no_docker_host())
         assert proc.returncode == 0, proc.stderr
         result = json.loads(proc.stdout)

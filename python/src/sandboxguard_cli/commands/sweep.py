@@ -105,11 +105,15 @@ def print_human(result, out):
         out.write("root: %s (%s)\n" % (escape(root["realpath"]), one_line(root["source"])))
     for refused in result["refused_roots"]:
         out.write("refused root: %s: %s\n" % (escape(refused["path"]), one_line(refused["reason"])))
+    several = len(engine.get("engines") or ()) > 1
     for container in result["containers"]:
+        who = escape(container["name"] or container["id"])
+        if several and container.get("engine"):
+            who += " (%s)" % one_line(container["engine"])  # auto asked several engines: say whose
         for mount in container["mounts"]:
             mark = "IN " if mount["in_scope"] else "out"
             out.write("%s %s %s -> %s: %s\n" % (
-                mark, escape(container["name"] or container["id"]), escape(mount["source"]),
+                mark, who, escape(mount["source"]),
                 escape(mount["destination"]), one_line(mount["reason"])))
     for sandbox in result["sandboxes"]:
         parts = []
