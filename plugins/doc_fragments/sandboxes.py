@@ -43,7 +43,10 @@ options:
     default: true
   docker_host:
     description:
-      - The engine's URL. Default is C(DOCKER_HOST) or the local socket.
+      - The engine's URL, Docker's or rootful Podman's (C(unix:///run/podman/podman.sock)); only that engine is asked.
+      - Default (auto) asks every engine socket present, not only the first - C(DOCKER_HOST) when set,
+        C(/var/run/docker.sock), C(/run/podman/podman.sock) and rootless Podman's
+        C(/run/user/<uid>/podman/podman.sock) - and warns about one that does not answer.
     type: str
 notes:
   - A bind mount is in scope only when the realpath of its source lies below one of the roots the
@@ -54,7 +57,8 @@ notes:
   - With rootless Docker, files written by container root belong to the engine's user, not to root,
     so no ownership is returned; with userns-remap, ownership return takes files from the remapped
     root uid (from the engine's C(DockerRootDir) suffix) instead of 0. Engines that are not Linux
-    are not swept.
+    are not swept. Rootless Podman maps container root to the user who runs it, so its engine is named
+    C(podman-rootless-<uid>), reported in a warning, and treated as rootless.
 requirements:
   - The Docker SDK for Python on the target (Debian C(python3-docker), or C(pip install docker)); the
     C(sandboxguard.boundary.sandbox_sweep) role installs it.

@@ -24,6 +24,6 @@ SANDBOX_ARGUMENT_SPEC = dict(
 
 def connect_or_fail(module):
     try:
-        return docker_engine.connect(module.params["docker_host"])
+        return docker_engine.connect_engines(module.params["docker_host"])
     except docker_engine.EngineError as exc:
         fail(module, str(exc))

@@ -64,7 +64,9 @@ options:
     choices: [auto, always, never]
     default: auto
   docker_host:
-    description: The engine's address (C(unix:///run/docker.sock), C(tcp://...)); default from C(DOCKER_HOST).
+    description:
+      - The engine's address (C(unix:///run/docker.sock), C(unix:///run/podman/podman.sock), C(tcp://...)).
+      - Default asks every engine socket present (C(DOCKER_HOST) when set, Docker's and Podman's sockets).
     type: str
   budget:
     description: Seconds the privileged-files walk may take (0 = no limit); a walk cut short is reported.

@@ -69,8 +69,19 @@ engine:
       type: bool
       returned: always
     reason:
-      description: 'What the sweep does differently here, or why it does not run.'
+      description: 'What the sweep does differently here, or why it does not run (with several engines, each one''s, named).'
       type: str
+      returned: always
+    name:
+      description: 'The engine''s name (C(docker), C(podman), C(podman-rootless-<uid>)); with several, their names joined.'
+      type: str
+      returned: always
+    engines:
+      description:
+        - 'The facts of each engine asked (these same keys, plus C(url)); with several engines the keys above sum them up:
+          C(sweepable) when one is, C(rootless) when all are.'
+      type: list
+      elements: dict
       returned: always
 roots:
   description: The host-derived roots' realpaths, as every report of the collection lists its roots.
@@ -109,6 +120,10 @@ containers:
       description: 'Whether it carries the C(hermes-agent=1) label (informational; never widens scope).'
       type: bool
       returned: always
+    engine:
+      description: 'The engine it came from (C(docker), C(podman), C(podman-rootless-<uid>)).'
+      type: str
+      returned: always
     mounts:
       description: One decision per mount.
       type: list
@@ -136,7 +151,7 @@ containers:
           type: str
           returned: always
 targets:
-  description: The distinct in-scope directories (C(realpath), C(root), C(containers)), what a sweep walks.
+  description: The distinct in-scope directories (C(realpath), C(root), C(containers), C(engines) of those containers), what a sweep walks.
   returned: always
   type: list
   elements: dict

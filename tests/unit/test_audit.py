@@ -323,6 +323,8 @@ def test_no_engine_socket_answers_without_importing_the_docker_sdk(monkeypatch):
 
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     monkeypatch.setattr(audit, "DEFAULT_ENGINE_SOCKET", "/nonexistent/sg-docker.sock")
+    monkeypatch.setattr(audit, "PODMAN_ENGINE_SOCKET", "/nonexistent/sg-podman.sock")
+    monkeypatch.setattr(audit.defaults, "ROOTLESS_PODMAN_SOCKETS", "/nonexistent/sg-rootless/*.sock")
     monkeypatch.delitem(sys.modules, "sandboxguard.docker_engine", raising=False)
     auto = audit.engine_targets("auto")
     assert (auto["answered"], auto["error"]) == (False, False) and "/nonexistent/sg-docker.sock" in auto["reason"]

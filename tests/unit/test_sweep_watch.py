@@ -204,3 +204,222 @@ def test_found_paths_are_the_nul_terminated_names_under_the_target_exactly():
     rows = [printed[i:i + 16] for i in range(0, len(printed), 16)]
     dump = b"\n".join(b" " + b" ".join(b"%02x" % byte for byte in row) for row in rows)
     assert sweep.found_paths(dump, "/srv/t") == ["/srv/t/a\n b", os.fsdecode(b"/srv/t/bad\xff"), "/srv/t"]
+
+
+# The same death in the shapes engines send (issue 21): Docker before Engine 29 (status, id and
+# from at the top, plus Type/Action/Actor), Docker Engine 29 / API 1.52 (only Type, Action and
+# Actor), Podman's compat stream (die) and its native events (died).
+EVENT_SHAPES = {
+    "old": [{"status": "start", "id": "c1", "from": "img", "Type": "container", "Action": "start",
+             "Actor": {"ID": "c1", "Attributes": {"image": "img"}}},
+            {"status": "die", "id": "c1", "from": "img", "Type": "container", "Action": "die",
+             "Actor": {"ID": "c1", "Attributes": {"image": "img", "exitCode": "0"}}}],
+    "engine29": [{"Type": "container", "Action": "start", "Actor": {"ID": "c1", "Attributes": {"image": "img"}},
+                  "scope": "local", "time": 1, "timeNano": 1},
+                 {"Type": "container", "Action": "die", "Actor": {"ID": "c1", "Attributes": {"exitCode": "0"}},
+                  "scope": "local", "time": 2, "timeNano": 2}],
+    "podman-native": [{"Type": "container", "Action": "start", "Actor": {"ID": "c1", "Attributes": {}}},
+                      {"Type": "container", "Action": "died", "Actor": {"ID": "c1", "Attributes": {}}}],
+}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ownership return needs root")
+@pytest.mark.parametrize("shape", sorted(EVENT_SHAPES))
+def test_watch_sweeps_on_every_event_shape_docker_29_included(sandbox, shape):
+    engine = FakeEngine({"c1": _doc("c1", sandbox["ws"])}, EVENT_SHAPES[shape])
+    events = _run_watch(engine, sandbox)
+    [swept] = [e for e in events if e["event"] == "die"]
+    assert swept["id"] == "c1" and swept["swept"] == [sandbox["ws"]] and swept["changed"] is True
+    assert stat.S_IMODE(os.lstat(sandbox["tool"]).st_mode) == 0o755
+
+
+def test_event_fields_read_actor_id_and_action_first():
+    assert docker_engine.event_fields(EVENT_SHAPES["engine29"][1]) == ("die", "c1", {"exitCode": "0"})
+    assert docker_engine.event_fields(EVENT_SHAPES["old"][1])[:2] == ("die", "c1")
+    assert docker_engine.event_fields({"status": "stop", "id": "c2"}) == ("stop", "c2", {})  # before API 1.22
+    assert docker_engine.event_fields(EVENT_SHAPES["podman-native"][1])[0] == "die"
+
+
+class TwoEngines(FakeEngine):
+    """Two engines behind one fake: the client is the engine's name, docs and events per engine."""
+
+    def __init__(self, per_engine):
+        super().__init__({}, [])
+        self.per_engine = per_engine  # name -> (docs, events)
+
+    def engine_info(self, client):
+        return {"OSType": "linux", "SecurityOptions": ["name=seccomp"] + (
+            ["name=rootless"] if client == "rootless" else [])}
+
+    def inspect_containers(self, client, names=None, include_stopped=True):
+        docs = self.per_engine[client][0]
+        return [docs[cid] for cid in (names or docs)]
+
+    def inspect_container(self, client, name):
+        docs = self.per_engine[client][0]
+        if name not in docs:
+            raise docker_engine.EngineError("container %s: 404 no such container" % name)
+        return docs[name]
+
+    def container_events(self, client, since=None):
+        events = self.per_engine[client][1]
+        if client == "docker":  # this stream ends only once the other engine's death was swept
+            yield from events
+            self.swept.wait(30)
+            return
+        yield from events
+
+
+
+def _group(*names):
+    return docker_engine.Engines([docker_engine.Engine(n, "unix:///run/sg-%s.sock" % n, n, "podman", None)
+                                  for n in names])
+
+
+@pytest.fixture
+def two(sandbox, tmp_path):
+    """A second task's workspace with its own setuid file, mounted by a podman container."""
+    ws2 = os.path.join(sandbox["home"], "sandboxes", "docker", "task2", "workspace")
+    os.makedirs(ws2)
+    tool2 = os.path.join(ws2, "tool")
+    with open(tool2, "wb") as handle:
+        handle.write(b"x")
+    os.chmod(tool2, 0o4755)
+    return dict(sandbox, ws2=ws2, tool2=tool2)
+
+
+def test_mounts_info_asks_every_engine_and_names_each_records_engine(two):
+    engine = TwoEngines({"docker": ({"d1": _doc("d1", two["ws"])}, []),
+                         "podman": ({"p1": _doc("p1", two["ws2"]), "p2": _doc("p2", two["ws"])}, [])})
+    info = sweep.mounts_info(_group("docker", "podman"), [two["home"]], engine=engine)
+    assert {(c["id"], c["engine"]) for c in info["containers"]} == {("d1", "docker"), ("p1", "podman"),
+                                                                    ("p2", "podman")}
+    by_path = {t["realpath"]: t for t in info["targets"]}
+    assert by_path[two["ws"]]["engines"] == ["docker", "podman"] and by_path[two["ws2"]]["engines"] == ["podman"]
+    assert [f["name"] for f in info["engine"]["engines"]] == ["docker", "podman"]
+    assert info["engine"]["sweepable"] is True
+    named = sweep.mounts_info(_group("docker", "podman"), [two["home"]], names=["p1"], engine=engine)
+    assert [(c["id"], c["engine"]) for c in named["containers"]] == [("p1", "podman")]
+    with pytest.raises(docker_engine.EngineError, match=r"docker: container nope: 404.*podman: container nope"):
+        sweep.mounts_info(_group("docker", "podman"), [two["home"]], names=["nope"], engine=engine)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ownership return needs root")
+def test_the_container_method_strips_on_the_engine_whose_container_mounted_the_target(two):
+    engine = TwoEngines({"docker": ({"d1": _doc("d1", two["ws"])}, []),
+                         "podman": ({"p1": _doc("p1", two["ws2"])}, [])})
+    result = sweep.sweep(_group("docker", "podman"), [two["home"]], method="container", image="busybox",
+                         engine=engine, chown=False, dry_run=True)
+    assert {s["path"]: s["engine"] for s in result["sandboxes"]} == {two["ws"]: "docker", two["ws2"]: "podman"}
+
+
+def test_a_rootless_engine_returns_no_ownership_and_is_never_asked_to_strip(two):
+    engine = TwoEngines({"docker": ({}, []), "rootless": ({"r1": _doc("r1", two["ws2"])}, [])})
+    group = _group("docker", "rootless")
+    info = sweep.mounts_info(group, [two["home"]], engine=engine)
+    assert [f["rootless"] for f in info["engine"]["engines"]] == [False, True]
+    assert sweep._chown_from(info["engine"]) == (0,)
+    assert sweep._chown_from(sweep.mounts_info(_group("rootless"), [two["home"]], engine=engine)["engine"]) == ()
+    result = sweep.sweep(group, [two["home"]], method="container", image="busybox", engine=engine, chown=False,
+                         dry_run=True)
+    assert {s["engine"] for s in result["sandboxes"]} == {"docker"}
+
+
+def test_a_rootless_podman_socket_is_named_reported_and_rootless_whatever_its_info_says():
+    assert docker_engine.rootless_uid("unix:///run/user/1000/podman/podman.sock") == 1000
+    assert docker_engine.rootless_uid("unix:///run/podman/podman.sock") is None
+    assert docker_engine.rootless_uid("tcp://127.0.0.1:2375") is None
+    group = docker_engine.Engines([docker_engine.Engine("podman-rootless-1000", "unix:///run/user/1000/podman/"
+                                                        "podman.sock", "c", "podman", "4.3.1", 1000)])
+    [warning] = group.warnings
+    assert "rootless Podman of uid 1000" in warning and "not root's" in warning
+    facts = docker_engine.facts_of(group, "podman-rootless-1000", {"rootless": False, "reason": ""})
+    assert facts["rootless"] is True and facts["url"].endswith("/run/user/1000/podman/podman.sock")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ownership return needs root")
+def test_watch_follows_every_engines_events_and_says_which_engine(two):
+    import threading
+
+    engine = TwoEngines({"docker": ({"d1": _doc("d1", two["ws"])}, EVENT_SHAPES["engine29"][:1]),
+                         "podman": ({"p1": _doc("p1", two["ws2"])},
+                                    [{"status": "die", "id": "p1", "Type": "container", "Action": "die",
+                                      "Actor": {"ID": "p1", "Attributes": {}}}])})
+    engine.swept = threading.Event()
+    events = []
+
+    def emit(event):
+        events.append(event)
+        if event["event"] == "die":
+            engine.swept.set()
+
+    sweep.watch(_group("docker", "podman"), [two["home"]], engine=engine, emit=emit, since=0)
+    assert events[0]["engines"] == ["docker", "podman"] and events[0]["containers"] == 2
+    [swept] = [e for e in events if e["event"] == "die"]
+    assert (swept["id"], swept["engine"], swept["swept"]) == ("p1", "podman", [two["ws2"]])
+    assert stat.S_IMODE(os.lstat(two["tool2"]).st_mode) == 0o755
+
+
+def test_engine_urls_auto_lists_every_socket_present_once():
+    present = {"/var/run/docker.sock", "/run/podman/podman.sock"}
+    urls = docker_engine.engine_urls(environ={}, exists=present.__contains__, rootless=[])
+    assert urls == ["unix:///var/run/docker.sock", "unix:///run/podman/podman.sock"]
+    present.add("/run/user/1000/podman/podman.sock")
+    urls = docker_engine.engine_urls(environ={"DOCKER_HOST": "tcp://10.0.0.1:2375"}, exists=present.__contains__,
+                                     rootless=["/run/user/1000/podman/podman.sock"])
+    assert urls == ["tcp://10.0.0.1:2375", "unix:///var/run/docker.sock", "unix:///run/podman/podman.sock",
+                    "unix:///run/user/1000/podman/podman.sock"]
+    same = docker_engine.engine_urls(environ={"DOCKER_HOST": "unix:///var/run/docker.sock"},
+                                     exists=present.__contains__, rootless=[])
+    assert same == ["unix:///var/run/docker.sock", "unix:///run/podman/podman.sock"]
+    assert docker_engine.engine_urls("unix:///x.sock", environ={}, exists=present.__contains__) == ["unix:///x.sock"]
+    assert docker_engine.engine_urls(environ={}, exists=lambda p: False, rootless=[]) == []
+
+
+def test_auto_uses_the_engines_that_answer_and_reports_the_others(monkeypatch):
+    pytest.importorskip("docker")
+
+    class Client:
+        def __init__(self, url):
+            self.url = url
+
+        def version(self):
+            return {"Components": [{"Name": "Podman Engine", "Version": "4.3.1"}]} if "podman" in self.url else {
+                "Version": "20.10.24"}
+
+    def connect(url, timeout=60):
+        if "dead" in url:
+            raise docker_engine.EngineError("cannot reach the Docker engine at %s: refused" % url)
+        return Client(url)
+
+    monkeypatch.setattr(docker_engine, "connect", connect)
+    group = docker_engine.connect_engines(urls=["unix:///dead.sock", "unix:///d.sock", "unix:///podman.sock"])
+    assert [(m.name, m.kind, m.version) for m in group.members] == [("docker", "docker", "20.10.24"),
+                                                                     ("podman", "podman", "4.3.1")]
+    assert [name for name, _ in group] == ["docker", "podman"]
+    assert group.skipped[0]["url"] == "unix:///dead.sock" and "did not answer" in group.warnings[0]
+    with pytest.raises(docker_engine.EngineError, match="refused"):
+        docker_engine.connect_engines("unix:///dead.sock")
+    with pytest.raises(docker_engine.EngineError, match="refused"):
+        docker_engine.connect_engines(urls=["unix:///dead.sock"])
+    twice = docker_engine.connect_engines(urls=["unix:///a.sock", "unix:///b.sock"])
+    assert [name for name, _ in twice] == ["docker@unix:///a.sock", "docker@unix:///b.sock"]
+
+
+def test_a_socket_under_run_user_is_that_users_even_when_it_claims_to_be_a_rootful_docker(monkeypatch):
+    """A local user can serve anything on /run/user/<uid>/podman/podman.sock: claiming to be Docker
+    with a userns-remap root must not make the ownership return take files from that uid."""
+    pytest.importorskip("docker")
+
+    class Liar:
+        def version(self):
+            return {"Version": "29.0.0"}  # no Podman component: "I am Docker"
+
+    monkeypatch.setattr(docker_engine, "connect", lambda url, timeout=60: Liar())
+    group = docker_engine.connect_engines(urls=["unix:///run/user/1000/podman/podman.sock"])
+    [member] = group.members
+    assert member.name == "podman-rootless-1000" and member.rootless_uid == 1000
+    claimed = sweep.sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": ["name=userns"],
+                                            "DockerRootDir": "/var/lib/docker/0.0"})
+    facts = sweep._group_facts([docker_engine.facts_of(group, member.name, claimed)])
+    assert facts["rootless"] is True and sweep._chown_from(facts) == ()

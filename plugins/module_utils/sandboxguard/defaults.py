@@ -36,3 +36,10 @@ RUNNER_CLEANUP_HELPER = "/usr/local/sbin/sandboxguard-runner-cleanup"
 RUNNER_CLEANUP_BUDGET_S = 60.0
 # Where the roles copy the library and the CLI (sandbox_sweep_install_dir's default).
 INSTALL_DIR = "/usr/local/lib/sandboxguard"
+
+# The engine sockets `auto` asks (docker_engine.engine_urls), and the audit looks for before
+# it imports the Docker SDK: Docker's, rootful Podman's (podman.socket, podman system
+# service) and rootless Podman's, one per user who runs it.
+DOCKER_SOCKET = "/var/run/docker.sock"
+PODMAN_SOCKET = "/run/podman/podman.sock"
+ROOTLESS_PODMAN_SOCKETS = "/run/user/*/podman/podman.sock"

@@ -26,7 +26,9 @@ lookup by path.
 """
 import os
 import posixpath
+import queue as _queue
 import stat
+import threading
 import time
 
 from . import docker_engine, fileops, safefs, sandboxes, staging
@@ -325,18 +327,83 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
     """What sandbox_mounts_info returns (the report envelope): engine facts, roots (strings),
     root_sources, refused_roots, containers and targets.
 
+    ``client``: one client, or a docker_engine.Engines group (every engine ``auto`` found):
+    each container record and target names its ``engine``/``engines``; ``engine`` (the facts)
+    sums the group up and lists each engine's facts in ``engine.engines``.
     ``engine``: what asks the engine (docker_engine; a test passes an object with the same
     engine_info, inspect_containers, inspect_container, container_events, run_disposable).
     """
-    facts = sandboxes.engine_facts(engine.engine_info(client))
+    group = docker_engine.members(client)
+    facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
+                          for name, member in group])
     usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
-    inspects = engine.inspect_containers(client, names, include_stopped)
+    inspects = _inspects(engine, group, names, include_stopped)
     # Without a container filter, persistent sandbox directories no container mounts any
     # more (a --rm container that died unseen) are swept too: their scope is host-derived.
     task_dirs = sandboxes.list_task_dirs(usable) if not names else ()
-    containers, targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind,
-                                                     task_dirs)
-    return _info(facts, usable, refused, containers, targets)
+    containers, targets = _scope(inspects, usable, task_dirs)
+    info = _info(facts, usable, refused, containers, targets)
+    for warning in getattr(client, "warnings", ()):
+        envelope.add_warning(info, warning)
+    return info
+
+
+def _inspects(engine, group, names, include_stopped):
+    """[(engine name, inspect document)]: every container of every engine, or the ``names``
+    (each asked of every engine until one knows it; EngineError when none does)."""
+    if not names or len(group) == 1:
+        return [(name, doc) for name, member in group for doc in engine.inspect_containers(member, names,
+                                                                                             include_stopped)]
+    found = []
+    for wanted in names:
+        errors = []
+        for name, member in group:
+            try:
+                found.append((name, engine.inspect_container(member, wanted)))
+                break
+            except docker_engine.EngineError as exc:
+                errors.append("%s: %s" % (name, exc))
+        else:
+            raise docker_engine.EngineError("; ".join(errors))
+    return found
+
+
+def _scope(inspects, usable, task_dirs=()):
+    """sandboxes.scope_containers over (engine name, document) pairs: each container record
+    says its ``engine``, each target the ``engines`` of the containers mounting it."""
+    containers, targets = sandboxes.scope_containers([doc for _, doc in inspects], usable, os.path.realpath,
+                                                     sandboxes.path_kind, task_dirs)
+    by_id = {}
+    for record, (name, _) in zip(containers, inspects):
+        record["engine"] = name
+        by_id.setdefault(record["id"], name)
+    for target in targets:
+        target["engines"] = sorted({by_id[cid] for cid in target["containers"] if cid in by_id})
+    return containers, targets
+
+
+def _group_facts(each):
+    """One engine's facts as they are; several engines' summed up (sweepable when one is,
+    rootless when all are), each engine's own facts in ``engines``."""
+    if len(each) == 1:
+        return dict(each[0], engines=[dict(each[0])])
+    sweepable = [f for f in each if f["sweepable"]]
+    first = (sweepable or each)[0]
+    return {"os": first["os"], "rootless": all(f["rootless"] for f in each),
+            "userns_remap": any(f["userns_remap"] for f in each),
+            "remap_root": next((f["remap_root"] for f in each if f["remap_root"]), None),
+            "sweepable": bool(sweepable), "name": ", ".join(f["name"] for f in each),
+            "url": None, "reason": "; ".join("%s: %s" % (f["name"], f["reason"]) for f in each if f["reason"]),
+            "engines": each}
+
+
+def _chown_from(facts):
+    """The uids ownership return takes files from: those of every sweepable engine."""
+    uids = []
+    for each in facts.get("engines") or [facts]:
+        if each["sweepable"]:
+            uids += [uid for uid in sandboxes.chown_from_uids(each) if uid not in uids]
+    return tuple(uids)
 
 
 def _info(facts, usable, refused, containers, targets):
@@ -382,7 +449,9 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         result["complete"] = False
         envelope.add_warning(result, "not sweeping: %s" % facts["reason"])
         return envelope.finish(result, started)
-    chown_from = sandboxes.chown_from_uids(facts) if chown else ()
+    for warning in info.get("warnings", ()):
+        envelope.add_warning(result, warning)
+    chown_from = _chown_from(facts) if chown else ()
     for target in info["targets"]:
         entry = _sweep_target(client, target, method, image, owner, chown_from, budget_per_step, dry_run, result,
                               engine)
@@ -423,7 +492,9 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
     if method == "native":
         entry["steps"] = sweep_native(path, own, chown_from, budget, dry_run)
     else:
-        entry["steps"] = sweep_container(client, path, own, chown_from, budget, image, dry_run,
+        name, member = _strip_engine(client, target, result["engine"])
+        entry["engine"] = name
+        entry["steps"] = sweep_container(member, path, own, chown_from, budget, image, dry_run,
                                          run=engine.run_disposable)
     problems = ["%s: %s" % (s["step"], s["error"] or "did not complete within its budget")
                 for s in entry["steps"] if s["error"] or not s["complete"]]
@@ -434,7 +505,19 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
     return entry
 
 
-# Container event actions the watcher acts on.
+def _strip_engine(client, target, facts):
+    """(name, client) the container method's strip container runs on: the first rootful
+    engine among those whose containers mount the target, else the first rootful engine
+    (a rootless engine's root cannot give files to another user)."""
+    group = docker_engine.members(client) if isinstance(client, docker_engine.Engines) else [(facts.get("name"),
+                                                                                               client)]
+    rootless = {f["name"] for f in facts.get("engines") or () if f["rootless"]}
+    rootful = [(name, member) for name, member in group if name not in rootless] or group
+    return next((pair for pair in rootful if pair[0] in target.get("engines", ())), rootful[0])
+
+
+# Container event actions the watcher acts on (docker_engine.event_fields makes Podman's
+# native "died" a "die").
 _SWEEP_ACTIONS = ("die", "stop")
 
 
@@ -442,63 +525,103 @@ def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="nat
           budget_per_step=DEFAULT_BUDGET_PER_STEP_S, chown=True, emit=None, engine=docker_engine, since=None):
     """Follow the engine's container events; sweep a container's in-scope mounts when it stops or dies.
 
+    ``client``: one client or a docker_engine.Engines group (every engine's events are
+    followed, each in a thread of its own; the sweeps run here, one at a time).
     ``emit(event)`` gets one dict per thing worth telling (``event``: ``watching``,
     ``inspect-failed``, ``unknown-container``, or the action that caused a sweep, with
-    ``id``, ``swept``, ``changed``, ``warnings`` and the sweep's ``report``). Returns when the
-    event stream ends; raises docker_engine.EngineError when the stream is lost. Roots are
-    derived once, here, from host configuration: nothing an event carries widens them.
+    ``id``, ``engine``, ``swept``, ``changed``, ``warnings`` and the sweep's ``report``).
+    Returns when an event stream ends; raises docker_engine.EngineError when one is lost.
+    Roots are derived once, here, from host configuration: nothing an event carries widens them.
     """
     _check_method(method, image)
     emit = emit or (lambda event: None)
     usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
-    facts = sandboxes.engine_facts(engine.engine_info(client))
+    group = docker_engine.members(client)
+    facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
+                          for name, member in group])
     # Inspect documents of live containers, so a container started with --rm can still be
     # swept after it died and was removed.
-    known = {doc["Id"]: doc for doc in engine.inspect_containers(client, None, False)}
+    known = {doc["Id"]: (name, doc) for name, doc in _inspects(engine, group, None, False)}
     since = int(time.time()) if since is None else since
     emit({"event": "watching", "roots": [r["realpath"] for r in usable], "containers": len(known),
-          "refused_roots": refused})
-    try:
-        for event in engine.container_events(client, since):
-            _on_event(client, event, known, usable, refused, facts, emit, engine,
-                      dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, chown=chown))
-    except docker_engine.EngineError:
-        raise
-    except Exception as exc:  # the SDK's stream errors (requests, socket, APIError)
-        raise docker_engine.EngineError("lost the engine's event stream: %s" % exc) from None
+          "refused_roots": refused, "engines": [name for name, _ in group],
+          "warnings": list(getattr(client, "warnings", ()))})
+    options = dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, chown=chown)
+    for name, member, event in _events(engine, group, since):
+        _on_event(client, name, member, event, known, usable, refused, facts, emit, engine, options)
 
 
-def _on_event(client, event, known, usable, refused, facts, emit, engine, options):
-    action, cid = event.get("Action") or event.get("status"), event.get("id")
-    attributes = (event.get("Actor") or {}).get("Attributes") or {}
+_ENDED = object()
+
+
+def _events(engine, group, since):
+    """(engine name, client, event) from every engine's stream; one engine alone is read
+    here, several each in a daemon thread into one queue. The first stream that ends ends
+    this; one that fails raises EngineError naming the engine."""
+    def lost(name, exc):
+        if isinstance(exc, docker_engine.EngineError):
+            return exc
+        where = " (%s)" % name if len(group) > 1 else ""
+        return docker_engine.EngineError("lost the engine's event stream%s: %s" % (where, exc))
+
+    if len(group) == 1:
+        [(name, member)] = group
+        try:
+            for event in engine.container_events(member, since):
+                yield name, member, event
+        except Exception as exc:  # the SDK's stream errors (requests, socket, APIError)
+            raise lost(name, exc) from None
+        return
+    queue = _queue.Queue()
+
+    def pump(name, member):
+        try:
+            for event in engine.container_events(member, since):
+                queue.put((name, member, event))
+            queue.put((name, member, _ENDED))
+        except Exception as exc:  # handed to the reading side, which raises it
+            queue.put((name, member, exc))
+
+    for name, member in group:
+        threading.Thread(target=pump, args=(name, member), name="sandboxguard-events-%s" % name, daemon=True).start()
+    while True:
+        name, member, item = queue.get()
+        if item is _ENDED:
+            return
+        if isinstance(item, Exception):
+            raise lost(name, item) from None
+        yield name, member, item
+
+
+def _on_event(client, name, member, event, known, usable, refused, facts, emit, engine, options):
+    action, cid, attributes = docker_engine.event_fields(event)
     if not cid or attributes.get("sandboxguard") == "sweep":
         # our own disposable strip containers (method container): sweeping when they die
         # would start more of them, for ever
         return
     if action == "start":
         try:
-            known[cid] = engine.inspect_container(client, cid)
+            known[cid] = (name, engine.inspect_container(member, cid))
         except docker_engine.EngineError as exc:  # it may be gone already
-            emit({"event": "inspect-failed", "id": cid, "error": str(exc)})
+            emit({"event": "inspect-failed", "id": cid, "engine": name, "error": str(exc)})
         return
     if action == "destroy":
         known.pop(cid, None)
         return
     if action not in _SWEEP_ACTIONS:
         return
-    doc, task_dirs = known.get(cid), ()
+    doc, task_dirs = known.get(cid, (name, None))[1], ()
     if doc is None:
         try:
-            doc = engine.inspect_container(client, cid)
+            doc = engine.inspect_container(member, cid)
         except docker_engine.EngineError as exc:  # removed before we saw it start: sweep every task dir
-            emit({"event": "unknown-container", "id": cid, "error": str(exc)})
+            emit({"event": "unknown-container", "id": cid, "engine": name, "error": str(exc)})
             doc = {"Id": cid, "Mounts": []}
             task_dirs = sandboxes.list_task_dirs(usable)
-    containers, targets = sandboxes.scope_containers([doc], usable, os.path.realpath, sandboxes.path_kind,
-                                                     task_dirs)
+    containers, targets = _scope([(name, doc)], usable, task_dirs)
     if not targets:
         return
     info = _info(facts, usable, refused, containers, targets)
     result = sweep(client, info=info, engine=engine, **options)
-    emit({"event": action, "id": cid[:12], "swept": [s["path"] for s in result["sandboxes"]],
+    emit({"event": action, "id": cid[:12], "engine": name, "swept": [s["path"] for s in result["sandboxes"]],
           "changed": result["changed"], "warnings": result["warnings"], "report": result})

@@ -17,6 +17,7 @@ and found nothing: ``reason`` says why) or ``skipped`` (not asked for; ``reason`
 path that does not exist on this host is listed in the check's ``absent``, never an
 error that hides the rest. Nothing here changes the host.
 """
+import glob
 import os
 import time
 
@@ -29,7 +30,8 @@ from .text import escape
 DOCKER_MODES = ("auto", "always", "never")
 DEFAULT_DOCKER_MODE = "auto"
 DEFAULT_ENGINE_TIMEOUT_S = 10
-DEFAULT_ENGINE_SOCKET = "/var/run/docker.sock"
+DEFAULT_ENGINE_SOCKET = defaults.DOCKER_SOCKET
+PODMAN_ENGINE_SOCKET = defaults.PODMAN_SOCKET
 MAX_LISTED_FINDINGS = 200
 
 
@@ -74,19 +76,23 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
     """Ask the Docker engine which bind mounts are in scope (touches the engine, read-only).
 
     Returns dict: answered (bool), reason (why not, or None), targets (realpaths), error
-    (True when *docker* is ``always`` and the engine did not answer).
+    (True when *docker* is ``always`` and the engine did not answer); when one answered, also
+    engine (its facts), engines (the name of each engine asked: ``auto`` asks every engine
+    present, Docker's and Podman's) and warnings (engines that did not answer, rootless ones).
     """
     if docker == "never":
         return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False}
-    if not (docker_host or os.environ.get("DOCKER_HOST")) and not os.path.exists(DEFAULT_ENGINE_SOCKET):
+    if not (docker_host or os.environ.get("DOCKER_HOST") or os.path.exists(DEFAULT_ENGINE_SOCKET)
+            or os.path.exists(PODMAN_ENGINE_SOCKET) or glob.glob(defaults.ROOTLESS_PODMAN_SOCKETS)):
         # no engine to ask: answer before importing the Docker SDK (its import alone is a
         # noticeable part of a module run, on every host of a fleet)
-        return {"answered": False, "reason": "no Docker engine: %s does not exist and DOCKER_HOST is unset"
-                % DEFAULT_ENGINE_SOCKET, "targets": [], "error": docker == "always"}
+        return {"answered": False, "reason": "no container engine: %s and %s do not exist and DOCKER_HOST is unset"
+                % (DEFAULT_ENGINE_SOCKET, PODMAN_ENGINE_SOCKET), "targets": [], "error": docker == "always"}
     from . import docker_engine  # noqa: PLC0415 - the engine is optional
 
     try:
-        client = docker_engine.connect(docker_host or None, timeout=timeout)
+        # auto: every engine present (Docker's and Podman's sockets), not only the first
+        client = docker_engine.connect_engines(docker_host or None, timeout=timeout)
     except docker_engine.EngineError as exc:
         return {"answered": False, "reason": str(exc), "targets": [], "error": docker == "always"}
     from . import sweep  # noqa: PLC0415 - compiled on the host only when an engine answers
@@ -101,7 +107,8 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
         if close:
             close()
     return {"answered": True, "reason": None, "targets": [t["realpath"] for t in info["targets"]],
-            "error": False, "engine": info["engine"]}
+            "error": False, "engine": info["engine"], "engines": [f["name"] for f in info["engine"]["engines"]],
+            "warnings": list(info["warnings"])}
 
 
 def _candidate_roots(paths, hermes_homes, sandbox_dir):
@@ -181,7 +188,9 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
     candidates += [(target, "docker") for target in engine["targets"]]
     walk, absent, errors = walk_roots(candidates)
     warnings = []
-    engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"]}
+    engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"],
+                      "engines": engine.get("engines", [])}
+    warnings += engine.get("warnings", [])
     if engine["error"]:
         errors.append(_error("engine", docker_host or "docker", engine["reason"]))
     elif not engine["answered"] and docker != "never":

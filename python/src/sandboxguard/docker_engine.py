@@ -1,17 +1,34 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The Docker engine, through the Docker SDK for Python (imported only when used).
+"""The container engines (Docker, Podman's Docker-compatible API), through the Docker SDK
+for Python (imported only when used).
 
-Everything that decides is in sandboxes.py (pure); this file only asks the engine
-for containers, their inspect documents and its info, and runs the disposable strip
+Everything that decides is in sandboxes.py (pure); this file only finds the engines, asks
+them for containers, their inspect documents and their info, and runs the disposable strip
 container of the ``container`` sweep method.
+
+``auto`` (no engine URL given) asks every engine socket present, not only the first:
+DOCKER_HOST when set, Docker's socket, rootful Podman's socket and rootless Podman's sockets
+(connect_engines). Rootless Podman maps container root to the user who runs it, so what its
+containers write is that user's, never root's: such an engine is named ``podman-rootless-<uid>``
+and reported, and its facts say rootless (no ownership return).
 """
+import glob
+import os
+import posixpath
+
+from . import defaults
 
 # One text for a missing SDK, whichever operation needs it (sweep, mounts_info, the docker
 # fetch transport). Library terms only: the roles add their own variable names.
 MISSING_SDK = ("the Docker SDK for Python is not installed for %s: install it "
                "(Debian: apt-get install python3-docker; elsewhere: pip install docker, "
                "or pip install 'sandboxguard[docker]')")
+
+
+DOCKER_SOCKET = defaults.DOCKER_SOCKET
+PODMAN_SOCKET = defaults.PODMAN_SOCKET  # rootful Podman (podman.socket, podman system service)
+ROOTLESS_PODMAN_SOCKETS = defaults.ROOTLESS_PODMAN_SOCKETS  # one per user running rootless Podman
 
 
 class EngineError(RuntimeError):
@@ -50,6 +67,183 @@ def connect(base_url=None, timeout=60):
         raise EngineError("cannot reach the Docker engine%s: %s (is dockerd running? check DOCKER_HOST)"
                           % (where, exc)) from None
     return client
+
+
+def socket_path(url):
+    """The socket path of a ``unix://`` engine URL (pure), or None for another scheme."""
+    if url.startswith("unix://"):
+        return url[len("unix://"):] or None
+    return None
+
+
+def rootless_uid(url):
+    """The uid of a rootless Podman socket (``/run/user/<uid>/podman/...``, pure), or None."""
+    path = socket_path(url)
+    parts = posixpath.normpath(path).split("/") if path else []
+    if len(parts) > 4 and parts[1:3] == ["run", "user"] and parts[3].isdigit() and parts[4] == "podman":
+        return int(parts[3])
+    return None
+
+
+def engine_urls(base_url=None, environ=None, exists=os.path.exists, rootless=None):
+    """The engine URLs to ask (touches the system: looks which sockets exist).
+
+    ``base_url`` given: that one alone. Otherwise (``auto``) every engine present, in this
+    order: DOCKER_HOST when set, Docker's socket, rootful Podman's socket, rootless Podman's
+    sockets; a socket reached by two names (DOCKER_HOST naming Docker's socket, a
+    podman-docker symlink) is asked once.
+    """
+    if base_url:
+        return [base_url]
+    environ = os.environ if environ is None else environ
+    rootless = sorted(glob.glob(ROOTLESS_PODMAN_SOCKETS)) if rootless is None else rootless
+    urls, seen = [], set()
+    candidates = [environ.get("DOCKER_HOST") or None] + ["unix://" + p for p in
+                                                          [DOCKER_SOCKET, PODMAN_SOCKET, *rootless]]
+    for index, url in enumerate(candidates):
+        if not url:
+            continue
+        path = socket_path(url)
+        if index > 0 and not exists(path):
+            continue
+        key = os.path.realpath(path) if path else url
+        if key not in seen:
+            seen.add(key)
+            urls.append(url)
+    return urls
+
+
+class Engine:
+    """One engine of a group: ``name`` (docker, podman, podman-rootless-<uid>; the URL added
+    when two have the same), ``url``, ``client``, ``kind`` (docker or podman), ``version``,
+    ``rootless_uid`` (the user a rootless Podman socket belongs to, else None)."""
+
+    __slots__ = ("client", "kind", "name", "rootless_uid", "url", "version")
+
+    def __init__(self, name, url, client, kind, version, rootless_uid=None):
+        self.name, self.url, self.client, self.kind = name, url, client, kind
+        self.version, self.rootless_uid = version, rootless_uid
+
+
+class Engines:
+    """Every engine that answered (connect_engines): iterating gives (name, client) pairs.
+
+    ``members``: the Engine objects; ``skipped``: {url, reason} of sockets present that did
+    not answer; ``warnings``: one line per skipped or rootless engine, for the report.
+    """
+
+    def __init__(self, members, skipped=()):
+        self.members, self.skipped = list(members), list(skipped)
+        self.warnings = ["engine %s did not answer: %s" % (s["url"], s["reason"]) for s in self.skipped]
+        for member in self.members:
+            if member.rootless_uid is not None:
+                self.warnings.append(ROOTLESS_WARNING % (member.name, member.url, member.rootless_uid))
+
+    def __iter__(self):
+        return iter([(m.name, m.client) for m in self.members])
+
+    def __len__(self):
+        return len(self.members)
+
+    def member(self, name):
+        return next(m for m in self.members if m.name == name)
+
+    def close(self):
+        for member in self.members:
+            close = getattr(member.client, "close", None)
+            if close:
+                close()
+
+
+ROOTLESS_WARNING = ("engine %s (%s) is rootless Podman of uid %d: container root is that user there, so what its "
+                    "containers write is that user's, not root's (setid bits are stripped, no ownership is returned)")
+
+
+def engine_kind(client):
+    """(kind, version) of a client's engine: ``podman`` when its version names a Podman
+    Engine component, else ``docker``; an engine that does not say is ``docker``."""
+    try:
+        version = client.version()
+    except Exception:  # a client without version() (tests), an engine that does not answer it
+        return "docker", None
+    for component in version.get("Components") or ():
+        if str(component.get("Name", "")).lower().startswith("podman"):
+            return "podman", component.get("Version")
+    return "docker", version.get("Version")
+
+
+def connect_engines(base_url=None, timeout=60, urls=None):
+    """Engines: a client for ``base_url``, or (``auto``, no URL) for every engine present.
+
+    ``urls``: the candidates (default engine_urls(base_url)). With ``base_url`` an engine
+    that does not answer raises EngineError; in ``auto`` one that does not answer is listed
+    in ``skipped`` and the others are used, and only none answering raises EngineError.
+    SDKMissing is raised before any engine is asked.
+    """
+    urls = engine_urls(base_url) if urls is None else list(urls)
+    import_sdk()
+    if not urls:
+        raise EngineError("no container engine here: %s and %s do not exist and DOCKER_HOST is unset "
+                          "(is dockerd or podman.socket running?)" % (DOCKER_SOCKET, PODMAN_SOCKET))
+    members, skipped, errors = [], [], []
+    for url in urls:
+        try:
+            client = connect(url, timeout)
+        except EngineError as exc:
+            if base_url:
+                raise
+            skipped.append({"url": url, "reason": str(exc)})
+            errors.append(str(exc))
+            continue
+        kind, version = engine_kind(client)
+        # by the socket's path, never by what the engine says: a user's socket under
+        # /run/user/<uid> is that user's, whatever it claims to be (its info could claim a
+        # userns-remap root and steer the ownership return)
+        uid = rootless_uid(url)
+        name = "podman-rootless-%d" % uid if uid is not None else kind
+        members.append(Engine(name, url, client, kind, version, uid))
+    if not members:
+        raise EngineError("; ".join(errors))
+    counts = {}
+    for member in members:
+        counts[member.name] = counts.get(member.name, 0) + 1
+    for member in members:
+        if counts[member.name] > 1:
+            member.name = "%s@%s" % (member.name, member.url)
+    return Engines(members, skipped)
+
+
+def members(client):
+    """[(name, client)] of an Engines group, or of one client (named by engine_kind)."""
+    if isinstance(client, Engines):
+        return list(client)
+    return [(engine_kind(client)[0], client)]
+
+
+def facts_of(client, name, facts):
+    """Engine facts (sandboxes.engine_facts) with the engine's ``name`` and ``url``; a
+    rootless Podman socket's engine is rootless whatever its info says."""
+    facts = dict(facts, name=name, url=None)
+    if isinstance(client, Engines):
+        member = client.member(name)
+        facts["url"] = member.url
+        if member.rootless_uid is not None and not facts["rootless"]:
+            facts.update(rootless=True, reason=ROOTLESS_WARNING % (name, member.url, member.rootless_uid))
+    return facts
+
+
+def event_fields(event):
+    """(action, container id, attributes) of a container event, whatever its shape.
+
+    Docker Engine 29 (API 1.52) dropped the top-level ``status``, ``id`` and ``from``:
+    ``Action`` and ``Actor.ID`` are read first, the old fields only when those are missing.
+    Podman's compat stream says ``die``, its native events ``died``: both are ``die``.
+    """
+    actor = event.get("Actor") or {}
+    action = event.get("Action") or event.get("status") or ""
+    if action == "died":
+        action = "die"
+    return action, actor.get("ID") or event.get("id"), actor.get("Attributes") or {}
 
 
 def engine_info(client):

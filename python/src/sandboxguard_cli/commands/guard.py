@@ -33,8 +33,9 @@ def register(subparsers):
                         help="an extra root the operator names that may not exist yet (repeatable; guarded once "
                              "it does; refused like PATH when it is a system path)")
     parser.add_argument("--docker-host", metavar="URL",
-                        help="engine URL (default: DOCKER_HOST or the local socket); asked at every rescan for bind "
-                             "mounts below the roots that are other filesystems, which need a mark of their own")
+                        help="engine URL, Docker's or Podman's (default: every engine present); asked at every "
+                             "rescan for bind mounts below the roots that are other filesystems, which need a mark of "
+                             "their own")
     parser.add_argument("--no-engine", action="store_true", help="never ask a Docker engine")
     parser.add_argument("--probe", action="store_true",
                         help="only check that fanotify works here: exit 0, or 1 with the reason and the fallback")
@@ -81,8 +82,8 @@ def engine_source(docker_host, homes, sandbox_dir, extra_roots):
         if not usable:
             return {"roots": []}
         try:
-            client = docker_engine.connect(docker_host, timeout=10)
-            inspects = docker_engine.inspect_containers(client, None, False)
+            engines = docker_engine.connect_engines(docker_host, timeout=10)  # every engine present (auto)
+            inspects = [doc for _, client in engines for doc in docker_engine.inspect_containers(client, None, False)]
         except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
             return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
         targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)[1]

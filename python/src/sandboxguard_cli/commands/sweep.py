@@ -36,7 +36,9 @@ def _scope_args(parser):
     parser.add_argument("--no-chown", action="store_true", help="skip ownership return")
     parser.add_argument("--budget-per-step", type=float, default=sweepmod.DEFAULT_BUDGET_PER_STEP_S, metavar="S",
                         help="seconds for each step (default %(default)s; 0 = none)")
-    parser.add_argument("--docker-host", metavar="URL", help="engine URL (default: DOCKER_HOST or the local socket)")
+    parser.add_argument("--docker-host", metavar="URL",
+                        help="engine URL, Docker's or Podman's (default: every engine present: DOCKER_HOST, "
+                             "%s, %s, rootless Podman's)" % (docker_engine.DOCKER_SOCKET, docker_engine.PODMAN_SOCKET))
 
 
 def register(subparsers):
@@ -71,7 +73,7 @@ def _homes(args):
 
 def _connect(args):
     try:
-        return docker_engine.connect(args.docker_host)
+        return docker_engine.connect_engines(args.docker_host)
     except docker_engine.EngineError as exc:
         output.error_line("sandboxguard %s" % args.command, str(exc))
         return None
@@ -103,11 +105,15 @@ def print_human(result, out):
         out.write("root: %s (%s)\n" % (escape(root["realpath"]), one_line(root["source"])))
     for refused in result["refused_roots"]:
         out.write("refused root: %s: %s\n" % (escape(refused["path"]), one_line(refused["reason"])))
+    several = len(engine.get("engines") or ()) > 1
     for container in result["containers"]:
+        who = escape(container["name"] or container["id"])
+        if several and container.get("engine"):
+            who += " (%s)" % one_line(container["engine"])  # auto asked several engines: say whose
         for mount in container["mounts"]:
             mark = "IN " if mount["in_scope"] else "out"
             out.write("%s %s %s -> %s: %s\n" % (
-                mark, escape(container["name"] or container["id"]), escape(mount["source"]),
+                mark, who, escape(mount["source"]),
                 escape(mount["destination"]), one_line(mount["reason"])))
     for sandbox in result["sandboxes"]:
         parts = []
