@@ -27,9 +27,8 @@ system path) and everything after acts on that descriptor (fdmount):
 
 A root that is refused (a symlink on the way, a system path) is refused alone, with a
 warning naming it and why; the others still get their mount. Roots that do not exist yet
-are named in ``missing``. The roots are the sweep's own (``sweep.derive_roots`` from the
-Hermes homes, the sandbox dir and the operator's roots), so the mounts cover exactly what
-the sweep and the guard cover.
+are named in ``missing``. The roots are scope.derive's (from the Hermes homes, the sandbox
+dir and the operator's roots), so the mounts cover exactly what the sweep and the guard cover.
 
 Persistence (``persist: systemd``): a oneshot unit, ``sandboxguard-nosuid.service``, runs a
 root-owned standalone program this module writes (fdmount's own source) over a root-owned
@@ -56,7 +55,7 @@ import re
 import stat
 import sys
 
-from . import atomicfile, defaults, fdmount, safefs
+from . import atomicfile, defaults, fdmount, safefs, scope
 from . import report as envelope
 from .errors import InputError
 from .mountinfo import read_mountinfo
@@ -551,7 +550,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     (``check_mode`` is its deprecated alias).
 
     The roots: ``paths`` and ``extra_roots`` as given, plus what ``hermes_homes`` and
-    ``sandbox_dir`` give (``sweep.derive_roots``, the sweep's own rule). ``run(argv) -> (rc,
+    ``sandbox_dir`` give (scope.derive, the sweep's and the guard's rule). ``run(argv) -> (rc,
     stdout, stderr)`` runs ``systemctl daemon-reload`` when a unit changed and systemd runs.
     Result (report.new_report): roots (the proven paths handled), changed, errors (a mount
     or unmount that failed: {path, op, error}), warnings (refused roots, 1.0.0 persistence
@@ -576,12 +575,11 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     if persist == "fstab":
         envelope.add_warning(result, FSTAB_DEPRECATED)
         persist = "systemd"
-    from .sweep import derive_roots  # noqa: PLC0415 - sweep imports the walker; only this operation needs it
-
     extra = list(extra_roots) + paths
     if state == "mounted" and persist == "systemd":
         extra += [p for p in old_persistence(unit_dir, fstab) if p not in extra]
-    usable, refused = derive_roots(list(hermes_homes or ()), sandbox_dir or None, extra)
+    found = scope.derive(list(hermes_homes or ()), sandbox_dir or None, extra)
+    usable, refused = found["roots"], found["refused"]
     for item in refused:
         _refuse(result, item["path"], item["reason"])
     handled, candidates = [], [item["path"] for item in refused]

@@ -1,0 +1,257 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Which directories sandboxguard covers: the one decision, for every consumer.
+
+The sweep and ``mounts_info``, the event watcher, the guard (its roots and the engine
+queries below them), the audit's ``privileged_files``, the nosuid mounts and the leak
+accounts all call :func:`derive`; none derives a root of its own. Roots come from
+*providers*, each a callable with no argument returning candidate roots:
+
+- :func:`hermes` (the Hermes layout): ``<sandbox_dir>/docker`` (TERMINAL_SANDBOX_DIR),
+  ``<home>/sandboxes/docker`` for each HERMES_HOME and
+  ``<home>/profiles/<name>/sandboxes/docker`` for each of its profiles
+  (sandboxes.profile_names_at, the one profile rule, listed through descriptors);
+- :func:`operator` (roots the operator names, taken as given);
+- more providers later (CI runners), passed in ``providers``.
+
+A candidate is a dict ``{path, source, owner}`` (``owner``: None, or the (uid, gid) a
+provider knows the files there belong to, for ownership return), optionally
+``accounts``: ``[(directory, why)]``, directories on the candidate's path whose owners are
+the accounts that run agents (the leak audit's default scope). A provider may also return
+``{path, reason}``: something it refused while listing (a symlinked ``profiles``).
+
+Every candidate goes through the same check (:func:`prove`): an absolute path, walked
+component by component from ``/`` with O_NOFOLLOW descriptors, refused when any component
+is a symlink (whoever controls the link would choose what root changes), then refused when
+it is a system path (roots.refusal_reason). A component that does not exist ends the walk:
+the root is kept (the guard waits for it, the sweep finds nothing there) and proven again
+when it is opened (roots.open_root). The owners of ``accounts`` come from the fstat of the
+descriptors of that same walk, never from a lookup by path. Nothing a container controls
+(labels, mount destinations, image metadata) reaches a provider: the engine only tells
+which in-scope directories are mounted (sandboxes.scope_containers).
+"""
+import errno
+import os
+import posixpath
+import stat
+
+from . import safefs, sandboxes
+from .roots import RootRefused, refusal_reason
+from .text import escape
+
+SOURCE_SANDBOX_DIR = "TERMINAL_SANDBOX_DIR"
+SOURCE_OPERATOR = "operator"
+REASON_RELATIVE = "relative path; sandbox roots must be absolute"
+_SYMLINK = ("goes through a symlink%s; a derived root is never followed through one: give the real path, "
+            "after checking it")
+
+
+def derive(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
+    """The scope on this host; a dict:
+
+    - ``roots``: usable roots, ``[{path, realpath, source, owner}]`` in the providers'
+      order (Hermes, then ``providers``, then the operator's ``extra_roots``), one per
+      realpath (the first provider to name it wins);
+    - ``refused``: ``[{path, reason}]``;
+    - ``accounts``: ``{name: [why]}``, the owners of the Hermes homes, their profiles,
+      TERMINAL_SANDBOX_DIR and the ``sandboxes/docker`` directories (root included under
+      ``"root"``: callers leave it out unless named).
+
+    ``providers``: more providers (callables returning candidates, see the module doc).
+    Touches the system (opens and lists directories), changes nothing.
+    """
+    candidates = hermes(hermes_homes, sandbox_dir)()
+    for provider in providers or ():
+        candidates += list(provider())
+    candidates += operator(extra_roots)()
+    return resolve(candidates)
+
+
+def resolve(candidates):
+    """Check every candidate (:func:`prove`, system paths); see :func:`derive` for the result."""
+    usable, refused, accounts = [], [], {}
+    paths, reals = set(), set()
+    for item in candidates:
+        path = item["path"]
+        if "reason" in item:
+            refused.append({"path": path, "reason": item["reason"]})
+            continue
+        if path in paths:
+            continue
+        paths.add(path)
+        if not posixpath.isabs(path):
+            refused.append({"path": path, "reason": REASON_RELATIVE})
+            continue
+        owners = {}
+        try:
+            real = prove(path, owners)
+        except RootRefused as exc:
+            refused.append({"path": path, "reason": exc.reason})
+            real = None
+        _add_accounts(accounts, item.get("accounts", ()), owners)
+        if real is None:
+            continue
+        reason = refusal_reason(real)
+        if reason:
+            refused.append({"path": path, "reason": reason})
+            continue
+        if real in reals:
+            continue
+        reals.add(real)
+        usable.append({"path": path, "realpath": real, "source": item["source"], "owner": item.get("owner")})
+    return {"roots": usable, "refused": refused, "accounts": accounts}
+
+
+def _add_accounts(accounts, wanted, owners):
+    for directory, why in wanted:
+        uid = owners.get(_normal(directory))
+        if uid is None:
+            continue
+        name = "root" if uid == 0 else _user_name(uid)
+        if name:
+            accounts.setdefault(name, []).append(why)
+
+
+def _user_name(uid):
+    import pwd  # noqa: PLC0415 - POSIX only
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return None
+
+
+def _normal(path):
+    return "/" + posixpath.normpath(path).lstrip("/")
+
+
+# -- the one check ------------------------------------------------------------------------
+
+def prove(path, owners=None):
+    """``path`` made absolute and normal, provided no component of it is a symlink; raises
+    RootRefused naming the link otherwise.
+
+    Walks from ``/`` one component at a time, each opened O_PATH|O_NOFOLLOW|O_DIRECTORY
+    relative to the one before (``..`` steps back along the chain, never through the
+    kernel's ``..``). A component that does not exist, or is not a directory, ends what can
+    be checked: the rest is kept as spelled (a later ``..`` may climb back into what exists,
+    and that is checked again). ``owners``: a dict filled with {proven directory: uid}.
+    Changes nothing.
+    """
+    return _walk(path, owners)[0]
+
+
+def _walk(path, owners=None, hold=False):
+    """prove()'s walk: (path, fd). With ``hold``, ``fd`` is the O_PATH descriptor of the
+    whole path when every component exists (the caller closes it), else None."""
+    parts = [part for part in path.split("/") if part and part != "."]
+    chain = [("/", os.open("/", safefs.STEP_FLAGS))]
+    pending = []  # names below the last directory proven, which do not exist (or are no directory)
+    try:
+        if owners is not None:
+            owners.setdefault("/", os.fstat(chain[0][1]).st_uid)
+        for part in parts:
+            if part == "..":
+                if pending:
+                    pending.pop()
+                elif len(chain) > 1:
+                    os.close(chain.pop()[1])
+                continue
+            if pending:
+                pending.append(part)
+                continue
+            here, fd = chain[-1]
+            candidate = posixpath.join(here, part)
+            try:
+                child = os.open(part, safefs.STEP_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    st = safefs.lstat_at(fd, part)
+                    if st is not None and stat.S_ISLNK(st.st_mode):
+                        raise RootRefused(path, _SYMLINK % _link_text(fd, part, candidate)) from None
+                pending.append(part)  # missing, not a directory, or not searchable: nothing below to prove
+                continue
+            chain.append((candidate, child))
+            if owners is not None:
+                owners[candidate] = os.fstat(child).st_uid
+        if pending:
+            return posixpath.join(chain[-1][0], *pending), None
+        if hold:
+            return chain[-1][0], os.dup(chain[-1][1])
+        return chain[-1][0], None
+    finally:
+        for _name, fd in chain:
+            os.close(fd)
+
+
+def _link_text(fd, name, shown):
+    try:
+        return " (%s -> %s)" % (escape(shown), escape(os.readlink(name, dir_fd=fd)))
+    except OSError:
+        return ""
+
+
+# -- providers ----------------------------------------------------------------------------
+
+def hermes(hermes_homes=(), sandbox_dir=None):
+    """The Hermes provider: TERMINAL_SANDBOX_DIR's ``docker``, each home's and each of its
+    profiles' ``sandboxes/docker``."""
+    def provide():
+        found = []
+        if sandbox_dir:
+            root = posixpath.join(sandbox_dir, sandboxes.DOCKER_SUBDIR)
+            found.append({"path": root, "source": SOURCE_SANDBOX_DIR, "owner": None,
+                          "accounts": [(sandbox_dir, "owner of TERMINAL_SANDBOX_DIR %s" % escape(sandbox_dir)),
+                                       (root, "owner of the sandbox directory %s" % escape(root))]})
+        for home in hermes_homes or ():
+            root = posixpath.join(home, "sandboxes", sandboxes.DOCKER_SUBDIR)
+            found.append({"path": root, "source": "HERMES_HOME %s" % escape(home), "owner": None,
+                          "accounts": [(home, "owner of the Hermes home %s" % escape(home)),
+                                       (root, "owner of the sandbox directory %s" % escape(root))]})
+            names, refusal = profile_names(home)
+            if refusal:
+                found.append(refusal)
+            for name in names:
+                profile = posixpath.join(home, "profiles", name)
+                root = posixpath.join(profile, "sandboxes", sandboxes.DOCKER_SUBDIR)
+                found.append({"path": root, "source": "profile %s of %s" % (escape(name), escape(home)),
+                              "owner": None,
+                              "accounts": [(profile, "owner of the profile %s" % escape(profile)),
+                                           (root, "owner of the sandbox directory %s" % escape(root))]})
+        return found
+    return provide
+
+
+def operator(extra_roots=()):
+    """The operator's provider: the roots named, as given."""
+    def provide():
+        return [{"path": path, "source": SOURCE_OPERATOR, "owner": None} for path in extra_roots or ()]
+    return provide
+
+
+def profile_names(home):
+    """(names, refusal) of the profiles under ``<home>/profiles`` (sandboxes.profile_names_at,
+    the one rule), the directory reached by the same walk as a root (:func:`prove`'s: no
+    symlink anywhere). ``refusal``: a ``{path, reason}`` when ``profiles`` goes through a
+    symlink (no profile counts then), else None. Missing or unreadable: no names."""
+    profiles = posixpath.join(home, "profiles")
+    if not posixpath.isabs(profiles):
+        return [], None
+    try:
+        held = _walk(profiles, hold=True)[1]
+    except RootRefused as exc:
+        return [], {"path": profiles, "reason": exc.reason}
+    if held is None:
+        return [], None
+    try:
+        fd = os.open(".", safefs.DIR_FLAGS, dir_fd=held)  # the proven directory itself, to list it
+    except OSError:
+        return [], None
+    finally:
+        os.close(held)
+    try:
+        return sandboxes.profile_names_at(fd), None
+    except OSError:
+        return [], None
+    finally:
+        os.close(fd)
