@@ -10,8 +10,9 @@ when the realpath of its Source lies below one of them. Nothing a container cont
 (labels such as ``hermes-profile``, image LABELs, extra arguments, the mount's
 Destination) can add a root.
 
-Everything here takes plain data and a ``realpath`` callable (``os.path.realpath`` in
-production, a table in tests) and returns plain data.
+The roots themselves come from scope.derive. The decisions here take plain data and a
+``realpath`` callable (``os.path.realpath`` in production, a table in tests) and return
+plain data; path_kind, list_task_dirs and the profile listing touch the system.
 """
 import os
 import posixpath
