@@ -51,7 +51,6 @@ container too (it still reads and writes them).
 import hashlib
 import os
 import posixpath
-import re
 import stat
 import sys
 
@@ -59,6 +58,7 @@ from . import atomicfile, defaults, fdmount, safefs, scope
 from . import report as envelope
 from .errors import InputError
 from .mountinfo import read_mountinfo
+from .nosuid_legacy import MARKER, fstab_ours, fstab_remove, old_unit_path
 from .roots import RootMissing, RootRefused, open_root
 from .text import escape
 
@@ -72,7 +72,6 @@ UNIT_WANTED_BY = "multi-user.target"
 PROGRAM = "/usr/local/sbin/sandboxguard-nosuid"
 PATHS_FILE = "/etc/sandboxguard/nosuid-paths"
 DEFAULT_PYTHON = defaults.SYSTEM_PYTHON
-MARKER = "# managed by sandboxguard.boundary.nosuid_mount"
 # What 1.0.0 persisted: a mount unit per root, wanted by local-fs.target, or an fstab line.
 OLD_WANTED_BY = "local-fs.target"
 MAX_UNIT_BYTES = 1 << 16
@@ -203,61 +202,6 @@ def unit_text(python=DEFAULT_PYTHON, program=PROGRAM, paths_file=PATHS_FILE):
         "WantedBy=%s" % UNIT_WANTED_BY,
         "",
     ])
-
-
-def unit_name(path):
-    """systemd's mount unit name for `path` (systemd-escape --path --suffix=mount): the
-    name of the unit 1.0.0 wrote for a root."""
-    trimmed = path.strip("/")
-    if not trimmed:
-        return "-.mount"
-    out = []
-    for i, byte in enumerate(os.fsencode(trimmed)):
-        char = chr(byte)
-        if char == "/":
-            out.append("-")
-        elif (char.isascii() and (char.isalnum() or char in ":_.")) and not (i == 0 and char == "."):
-            out.append(char)
-        else:
-            out.append("\\x%02x" % byte)
-    return "".join(out) + ".mount"
-
-
-def old_unit_path(text):
-    """The root of a mount unit 1.0.0 wrote (its Where=, unquoted), or None (pure)."""
-    if not text.startswith(MARKER):
-        return None
-    for line in text.splitlines():
-        if line.startswith("Where="):
-            return line[len("Where="):].replace("%%", "%").replace("\\\\", "\\")
-    return None
-
-
-def fstab_unescape(field):
-    raw = os.fsencode(field)
-    return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes((int(m.group(1), 8) & 0xFF,)), raw))
-
-
-def fstab_ours(text):
-    """The roots of the lines 1.0.0 marked in an fstab text (pure)."""
-    found = []
-    for line in text.splitlines():
-        fields = line.split()
-        if MARKER in line and len(fields) >= 2 and not fields[0].startswith("#"):
-            found.append(fstab_unescape(fields[1]))
-    return found
-
-
-def fstab_remove(text, paths=None):
-    """The fstab text without 1.0.0's marked lines (for ``paths`` only, when given) (pure)."""
-    kept = []
-    for line in text.splitlines():
-        fields = line.split()
-        if MARKER in line and len(fields) >= 2 and not fields[0].startswith("#"):
-            if paths is None or fstab_unescape(fields[1]) in paths:
-                continue
-        kept.append(line)
-    return "\n".join(kept) + "\n" if kept else ""
 
 
 # -- effects: one root ----------------------------------------------------------------
