@@ -93,3 +93,20 @@ def test_a_provider_adds_roots_with_their_source_and_owner_between_hermes_and_th
     assert [(r["realpath"], r["source"], r["owner"]) for r in found["roots"]] == [
         (str(work), "GitHub runner %s" % work.parent, (1234, 1234)), (str(tmp_path / "op"), "operator", None)]
     assert found["refused"] == [{"path": str(tmp_path / "bad"), "reason": "named by a provider that refused it"}]
+
+
+def test_a_provider_result_passes_its_labels_out_of_scope_and_errors_on(tmp_path):
+    work = tmp_path / "_work"
+    work.mkdir()
+
+    def gitlab_like():
+        return {"roots": [{"path": str(work), "source": "GitLab runner a", "owner": None}],
+                "labels": {"abc123": "GitHub runner /r"},
+                "out_of_scope": [{"what": "volume cache", "source": "GitLab runner a", "reason": "named volume"}],
+                "errors": [{"path": "/etc/gitlab-runner/config.toml", "op": "read", "error": "x"}]}
+
+    found = scope.derive(providers=[gitlab_like])
+    assert [r["realpath"] for r in found["roots"]] == [str(work)]
+    assert found["labels"] == {"abc123": "GitHub runner /r"} and len(found["out_of_scope"]) == 1
+    assert found["errors"] == [{"path": "/etc/gitlab-runner/config.toml", "op": "read", "error": "x"}]
+    assert scope.derive()["labels"] == {} and scope.derive()["roots"] == []

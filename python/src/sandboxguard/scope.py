@@ -18,7 +18,11 @@ A candidate is a dict ``{path, source, owner}`` (``owner``: None, or the (uid, g
 provider knows the files there belong to, for ownership return), optionally
 ``accounts``: ``[(directory, why)]``, directories on the candidate's path whose owners are
 the accounts that run agents (the leak audit's default scope). A provider may also return
-``{path, reason}``: something it refused while listing (a symlinked ``profiles``).
+``{path, reason}``: something it refused while listing (a symlinked ``profiles``). A
+provider returns a list of those, or a provider result ``{roots, labels, out_of_scope,
+errors}`` (the shape of the CI runner providers): ``roots`` are its candidates, the rest is
+passed on in derive's result (a label only names which in-scope container a provider's
+runner started; it never adds a root).
 
 Every candidate goes through the same check (:func:`prove`): an absolute path, walked
 component by component from ``/`` with O_NOFOLLOW descriptors, refused when any component
@@ -55,16 +59,27 @@ def derive(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
     - ``refused``: ``[{path, reason}]``;
     - ``accounts``: ``{name: [why]}``, the owners of the Hermes homes, their profiles,
       TERMINAL_SANDBOX_DIR and the ``sandboxes/docker`` directories (root included under
-      ``"root"``: callers leave it out unless named).
+      ``"root"``: callers leave it out unless named);
+    - ``labels`` (``{label: source}``), ``out_of_scope`` and ``errors``: what providers
+      that return a provider result said besides their roots.
 
     ``providers``: more providers (callables returning candidates, see the module doc).
     Touches the system (opens and lists directories), changes nothing.
     """
     candidates = hermes(hermes_homes, sandbox_dir)()
+    said = {"labels": {}, "out_of_scope": [], "errors": []}
     for provider in providers or ():
-        candidates += list(provider())
+        given = provider()
+        if isinstance(given, dict):
+            said["labels"].update(given.get("labels") or {})
+            said["out_of_scope"] += list(given.get("out_of_scope") or ())
+            said["errors"] += list(given.get("errors") or ())
+            given = given.get("roots") or ()
+        candidates += list(given)
     candidates += operator(extra_roots)()
-    return resolve(candidates)
+    found = resolve(candidates)
+    found.update(said)
+    return found
 
 
 def resolve(candidates):
