@@ -85,7 +85,16 @@ def derive(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
 def resolve(candidates):
     """Check every candidate (:func:`prove`, system paths); see :func:`derive` for the result."""
     usable, refused, accounts = [], [], {}
-    paths, reals = set(), set()
+    paths, reals, names, held = set(), set(), {}, {}
+    try:
+        _resolve(candidates, usable, refused, accounts, paths, reals, names, held)
+    finally:
+        for fd, _uid in held.values():
+            os.close(fd)
+    return {"roots": usable, "refused": refused, "accounts": accounts}
+
+
+def _resolve(candidates, usable, refused, accounts, paths, reals, names, held):
     for item in candidates:
         path = item["path"]
         if "reason" in item:
@@ -99,11 +108,11 @@ def resolve(candidates):
             continue
         owners = {}
         try:
-            real = prove(path, owners)
+            real = _walk(path, owners, held=held)[0]
         except RootRefused as exc:
             refused.append({"path": path, "reason": exc.reason})
             real = None
-        _add_accounts(accounts, item.get("accounts", ()), owners)
+        _add_accounts(accounts, item.get("accounts", ()), owners, names)
         if real is None:
             continue
         reason = refusal_reason(real)
@@ -114,15 +123,16 @@ def resolve(candidates):
             continue
         reals.add(real)
         usable.append({"path": path, "realpath": real, "source": item["source"], "owner": item.get("owner")})
-    return {"roots": usable, "refused": refused, "accounts": accounts}
 
 
-def _add_accounts(accounts, wanted, owners):
+def _add_accounts(accounts, wanted, owners, names):
     for directory, why in wanted:
         uid = owners.get(_normal(directory))
         if uid is None:
             continue
-        name = "root" if uid == 0 else _user_name(uid)
+        if uid not in names:
+            names[uid] = "root" if uid == 0 else _user_name(uid)
+        name = names[uid]
         if name:
             accounts.setdefault(name, []).append(why)
 
@@ -156,47 +166,62 @@ def prove(path, owners=None):
     return _walk(path, owners)[0]
 
 
-def _walk(path, owners=None, hold=False):
+def _walk(path, owners=None, hold=False, held=None):
     """prove()'s walk: (path, fd). With ``hold``, ``fd`` is the O_PATH descriptor of the
-    whole path when every component exists (the caller closes it), else None."""
+    whole path when every component exists (the caller closes it), else None. ``held``: a
+    dict {proven directory: (fd, uid)} this walk reuses and adds to (the caller closes those),
+    so the roots of one derive share the descriptors of their common directories."""
     parts = [part for part in path.split("/") if part and part != "."]
-    chain = [("/", os.open("/", safefs.STEP_FLAGS))]
+    mine = []  # the descriptors this walk opened and keeps to itself
     pending = []  # names below the last directory proven, which do not exist (or are no directory)
     try:
-        if owners is not None:
-            owners.setdefault("/", os.fstat(chain[0][1]).st_uid)
+        chain = [("/", *_step(None, "/", "/", held, mine))]
         for part in parts:
             if part == "..":
                 if pending:
                     pending.pop()
                 elif len(chain) > 1:
-                    os.close(chain.pop()[1])
+                    chain.pop()
                 continue
             if pending:
                 pending.append(part)
                 continue
-            here, fd = chain[-1]
+            here, fd, _uid = chain[-1]
             candidate = posixpath.join(here, part)
             try:
-                child = os.open(part, safefs.STEP_FLAGS, dir_fd=fd)
+                chain.append((candidate, *_step(fd, part, candidate, held, mine)))
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     st = safefs.lstat_at(fd, part)
                     if st is not None and stat.S_ISLNK(st.st_mode):
                         raise RootRefused(path, _SYMLINK % _link_text(fd, part, candidate)) from None
                 pending.append(part)  # missing, not a directory, or not searchable: nothing below to prove
-                continue
-            chain.append((candidate, child))
-            if owners is not None:
-                owners[candidate] = os.fstat(child).st_uid
+        if owners is not None:
+            owners.update((name, uid) for name, _fd, uid in chain)
         if pending:
             return posixpath.join(chain[-1][0], *pending), None
-        if hold:
-            return chain[-1][0], os.dup(chain[-1][1])
-        return chain[-1][0], None
+        return chain[-1][0], (os.dup(chain[-1][1]) if hold else None)
     finally:
-        for _name, fd in chain:
+        for fd in mine:
             os.close(fd)
+
+
+def _step(dir_fd, name, shown, held, mine):
+    """(fd, uid) of the directory ``name`` below ``dir_fd`` (None: ``/``), opened
+    O_PATH|O_NOFOLLOW|O_DIRECTORY, or the one ``held`` has for ``shown``. Raises OSError."""
+    if held is not None and shown in held:
+        return held[shown]
+    fd = os.open(name, safefs.STEP_FLAGS, dir_fd=dir_fd)
+    try:
+        found = (fd, os.fstat(fd).st_uid)
+    except OSError:
+        os.close(fd)
+        raise
+    if held is not None:
+        held[shown] = found
+    else:
+        mine.append(fd)
+    return found
 
 
 def _link_text(fd, name, shown):
