@@ -176,6 +176,8 @@ def _walk(path, owners=None, hold=False, held=None):
     pending = []  # names below the last directory proven, which do not exist (or are no directory)
     try:
         chain = [("/", *_step(None, "/", "/", held, mine))]
+        seen = {} if owners is None else owners  # filled as the walk goes: a refusal keeps what it proved
+        seen["/"] = chain[0][2]
         for part in parts:
             if part == "..":
                 if pending:
@@ -190,14 +192,13 @@ def _walk(path, owners=None, hold=False, held=None):
             candidate = posixpath.join(here, part)
             try:
                 chain.append((candidate, *_step(fd, part, candidate, held, mine)))
+                seen[candidate] = chain[-1][2]
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     st = safefs.lstat_at(fd, part)
                     if st is not None and stat.S_ISLNK(st.st_mode):
                         raise RootRefused(path, _SYMLINK % _link_text(fd, part, candidate)) from None
                 pending.append(part)  # missing, not a directory, or not searchable: nothing below to prove
-        if owners is not None:
-            owners.update((name, uid) for name, _fd, uid in chain)
         if pending:
             return posixpath.join(chain[-1][0], *pending), None
         return chain[-1][0], (os.dup(chain[-1][1]) if hold else None)
