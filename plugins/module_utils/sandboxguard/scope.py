@@ -85,57 +85,62 @@ def derive(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
 
 def resolve(candidates):
     """Check every candidate (:func:`prove`, system paths); see :func:`derive` for the result."""
-    usable, refused, accounts = [], [], {}
-    paths, reals, names, held = set(), set(), {}, {}
+    found = _Found()
     try:
-        _resolve(candidates, usable, refused, accounts, paths, reals, names, held)
+        for item in candidates:
+            found.add(item)
     finally:
-        for fd, _uid in held.values():
+        found.close()
+    return {"roots": found.roots, "refused": found.refused, "accounts": found.accounts}
+
+
+class _Found:
+    """What resolve() finds, one candidate at a time. The walks share ``held``, the proven
+    descriptors of the directories already walked ({path: (fd, uid)}), closed at the end."""
+
+    def __init__(self):
+        self.roots, self.refused, self.accounts = [], [], {}
+        self.paths, self.reals, self.names, self.held = set(), set(), {}, {}
+
+    def close(self):
+        for fd, _uid in self.held.values():
             os.close(fd)
-    return {"roots": usable, "refused": refused, "accounts": accounts}
+        self.held = {}
 
-
-def _resolve(candidates, usable, refused, accounts, paths, reals, names, held):
-    for item in candidates:
+    def add(self, item):
         path = item["path"]
         if "reason" in item:
-            refused.append({"path": path, "reason": item["reason"]})
-            continue
-        if path in paths:
-            continue
-        paths.add(path)
+            self.refused.append({"path": path, "reason": item["reason"]})
+            return
+        if path in self.paths:
+            return
+        self.paths.add(path)
         if not posixpath.isabs(path):
-            refused.append({"path": path, "reason": REASON_RELATIVE})
-            continue
+            self.refused.append({"path": path, "reason": REASON_RELATIVE})
+            return
         owners = {}
         try:
-            real = _walk(path, owners, held=held)[0]
+            real = _walk(path, owners, held=self.held)[0]
         except RootRefused as exc:
-            refused.append({"path": path, "reason": exc.reason})
+            self.refused.append({"path": path, "reason": exc.reason})
             real = None
-        _add_accounts(accounts, item.get("accounts", ()), owners, names)
-        if real is None:
-            continue
-        reason = refusal_reason(real)
+        self._add_accounts(item.get("accounts", ()), owners)
+        reason = refusal_reason(real) if real is not None else None
         if reason:
-            refused.append({"path": path, "reason": reason})
-            continue
-        if real in reals:
-            continue
-        reals.add(real)
-        usable.append({"path": path, "realpath": real, "source": item["source"], "owner": item.get("owner")})
+            self.refused.append({"path": path, "reason": reason})
+        elif real is not None and real not in self.reals:
+            self.reals.add(real)
+            self.roots.append({"path": path, "realpath": real, "source": item["source"], "owner": item.get("owner")})
 
-
-def _add_accounts(accounts, wanted, owners, names):
-    for directory, why in wanted:
-        uid = owners.get(_normal(directory))
-        if uid is None:
-            continue
-        if uid not in names:
-            names[uid] = "root" if uid == 0 else _user_name(uid)
-        name = names[uid]
-        if name:
-            accounts.setdefault(name, []).append(why)
+    def _add_accounts(self, wanted, owners):
+        for directory, why in wanted:
+            uid = owners.get(_normal(directory))
+            if uid is None:
+                continue
+            if uid not in self.names:
+                self.names[uid] = "root" if uid == 0 else _user_name(uid)
+            if self.names[uid]:
+                self.accounts.setdefault(self.names[uid], []).append(why)
 
 
 def _user_name(uid):
