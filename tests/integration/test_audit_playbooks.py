@@ -499,23 +499,26 @@ def test_remediate_a_refused_home_still_quarantines_the_leaks_and_fails_the_host
 def test_audit_and_remediate_with_hostile_names(tmp_path):
     """A setuid-root shell beside a setuid file named b"bad\\xff\\xfe" (ansible-core 2.19+ refused the
     whole audit result: the host was an error and neither file was named, and remediate failed on
-    its first task), a profile whose name is not UTF-8 with a setgid file in its sandbox (a root
-    that is not UTF-8: remediate must still strip it), names with ESC, BEL, a newline, markup and
-    ']]>', and a cron line that is not UTF-8: the audit names every one and remediate fixes them."""
-    import base64
-
+    its first task), a profile's task directory whose name is not UTF-8 with a setgid file in it
+    (remediate must still strip it), names with ESC, BEL, a newline, markup and ']]>', and a cron
+    line that is not UTF-8: the audit names every one and remediate fixes them. A directory under
+    profiles/ whose name is no Hermes profile id is no root: its setgid file is left alone."""
     from sandboxguard.text import from_result
 
     home = tmp_path / ".hermes"
     ws = os.path.join(os.fsencode(str(home)), b"sandboxes/docker/t1/workspace")
-    profile_ws = os.path.join(os.fsencode(str(home)), b"profiles/p\xff\xfe/sandboxes/docker/t2/workspace")
+    profile_ws = os.path.join(os.fsencode(str(home)), b"profiles/work/sandboxes/docker/t2\xff/workspace")
+    # a directory under profiles/ whose name is no Hermes profile id: no root, its files not audited
+    not_profile_ws = os.path.join(os.fsencode(str(home)), b"profiles/p\xff\xfe/sandboxes/docker/t3/workspace")
     os.makedirs(ws)
     os.makedirs(profile_ws)
+    os.makedirs(not_profile_ws)
     (home / "config.yaml").write_text("terminal:\n  home_mode: real\n")
     planted = [os.path.join(ws, b"rootshell"), os.path.join(ws, b"bad\xff\xfe"),
                os.path.join(ws, b"esc\x1b[2J\x07<script>alert(1)<!--&amp;]]>\nx"),
                os.path.join(profile_ws, b"setgid-\xff")]
-    for path in planted:
+    outside = os.path.join(not_profile_ws, b"setgid")
+    for path in [*planted, outside]:
         with open(path, "wb") as handle:
             handle.write(open("/bin/true", "rb").read())
         os.chmod(path, 0o6755 if b"setgid" not in path else 0o2755)
@@ -540,8 +543,7 @@ def test_audit_and_remediate_with_hostile_names(tmp_path):
     checks = from_result(host)["checks"]
     found = sorted(os.fsencode(f["path"]) for f in checks["privileged_files"]["findings"])
     assert found == sorted(planted)
-    assert os.path.dirname(os.path.dirname(profile_ws)) in [
-        base64.b64decode(c) for c in host["checks"]["privileged_files"]["roots_b64"]]
+    assert os.path.dirname(os.path.dirname(profile_ws)) in [os.fsencode(r) for r in checks["privileged_files"]["roots"]]
     [job] = checks["leaks"]["findings"]
     assert os.fsencode(job["entry"]) == b"*/5 * * * * /root/.hermes/scripts/beacon\xff.sh \x1b]0;x\x07 <b>]]>"
     junit = ET.parse(fleet["reports"] / "boundary-audit.xml").getroot()  # noqa: S314
@@ -556,6 +558,7 @@ def test_audit_and_remediate_with_hostile_names(tmp_path):
     assert rc == 0, out["stats"]
     for path in planted:
         assert not os.stat(path).st_mode & 0o6000, path
+    assert os.stat(outside).st_mode & 0o2000, "remediate changed a file outside every root"
     assert b"beacon" not in (spool / "root").read_bytes()
     assert "home_mode: profile" in (home / "config.yaml").read_text()
     rc, out = playbook(fleet, "audit", audit_vars(fleet))

@@ -168,7 +168,7 @@ def test_a_root_that_is_not_utf8_comes_back_as_bytes_and_walks_again(base):
 # --- Docker sandboxes --------------------------------------------------------------------------
 
 TASK = "t1 <script>&amp;]]>\x1b[2J\x07"  # a task directory name the agent picked (valid UTF-8)
-PROFILE = b"p\xff\xfe"                     # a profile name that is not UTF-8
+PROFILE = b"p\xff\xfe"                     # a directory under profiles/ that is no profile (not even UTF-8)
 
 
 @pytest.fixture
@@ -210,8 +210,8 @@ def test_sandbox_mounts_info_and_sweep_with_hostile_names(engine_sandbox):
     [container] = info["containers"]
     assert [os.fsencode(m["source"]) for m in container["mounts"]] == [ws]
     assert [os.fsencode(t["realpath"]) for t in from_result(info)["targets"]] == [ws]
-    roots = [base64.b64decode(c) for c in info["roots_b64"]]  # a profile's root is not UTF-8
-    assert engine_sandbox["profile_root"] in roots
+    # a name under profiles/ that is no Hermes profile id (sandboxes.is_profile_name) gives no root
+    assert "roots_b64" not in info and info["roots"] == [os.path.join(home, "sandboxes", "docker")]
     check = run_module("sandbox_sweep", {"hermes_home": [home], "containers": [engine_sandbox["name"]]}, "--check")
     assert check["changed"] is True and not check.get("failed"), check.get("msg")
     [sandbox] = from_result(check)["sandboxes"]
@@ -233,26 +233,28 @@ def test_sandbox_mounts_info_and_sweep_with_hostile_names(engine_sandbox):
 CONFIG = (b"# operator's comment \xff\n"
           b"terminal:\n  backend: \"loc\xffal \x1b[2J\x07 <script>]]>\"\n  home_mode: real\n")
 ENV_FILE = b"TERMINAL_HOME_MODE=real\nSECRET=\xfe\x1b]0;title\x07 <b>&amp;]]>\n"
-PROFILES = [b"p\xff\xfe", b"p\nforged", b"p<script>&amp;]]>"]
+PROFILES = [b"work", b"lab-2"]
+# Directories under profiles/ whose names are no Hermes profile id: never configured, never a root.
+NOT_PROFILES = [b"p\xff\xfe", b"p\nforged", b"p<script>&amp;]]>", b"Work", b".deleted"]
 
 
 @pytest.fixture
 def hermes_home(base):
     home = os.path.join(base, b"hermes-home")
-    for folder in [home] + [os.path.join(home, b"profiles", p) for p in PROFILES]:
+    for folder in [home] + [os.path.join(home, b"profiles", p) for p in PROFILES + NOT_PROFILES]:
         os.makedirs(folder)
         write(os.path.join(folder, b"config.yaml"), CONFIG)
         write(os.path.join(folder, b".env"), ENV_FILE)
     return home
 
 
-def test_terminal_home_edits_configs_with_hostile_values_in_hostile_profiles(hermes_home):
+def test_terminal_home_edits_configs_with_hostile_values_and_leaves_hostile_names_that_are_no_profile(
+        hermes_home):
     args = {"hermes_home": os.fsdecode(hermes_home), "mode": "profile", "where": "both"}
     check = run_module("terminal_home", args, "--check", "--diff")
     assert check["changed"] is True and not check.get("failed"), check.get("msg")
     homes = sorted(os.fsencode(h["hermes_home"]) for h in from_result(check)["homes"])
     assert homes == sorted([hermes_home] + [os.path.join(hermes_home, b"profiles", p) for p in PROFILES])
-    assert [h for h in check["homes"] if "hermes_home_b64" in h]  # the profile that is not UTF-8
     shown = json.dumps(check["diff"], ensure_ascii=False)
     assert "\x1b" not in shown and "\x07" not in shown and "loc\\\\xffal \\\\x1b[2J" in shown  # one_line per line
     done = run_module("terminal_home", args)
@@ -264,6 +266,9 @@ def test_terminal_home_edits_configs_with_hostile_values_in_hostile_profiles(her
         with open(os.path.join(folder, b".env"), "rb") as handle:
             env = handle.read()
         assert b"TERMINAL_HOME_MODE=profile\n" in env and b"SECRET=\xfe\x1b]0;title\x07 <b>&amp;]]>\n" in env
+    for folder in [os.path.join(hermes_home, b"profiles", p) for p in NOT_PROFILES]:
+        with open(os.path.join(folder, b"config.yaml"), "rb") as handle:
+            assert handle.read() == CONFIG, folder
     again = run_module("terminal_home", args)
     assert again["changed"] is False
 
@@ -308,7 +313,7 @@ def test_audit_info_reports_findings_beside_hostile_names(base, hermes_home, use
                                                             os.path.join(ws, b"bad\xff\xfe"),
                                                             os.path.join(profile_ws, b"<script>]]>\n")])
     assert os.path.join(hermes_home, b"profiles", PROFILES[0], b"sandboxes", b"docker") in [
-        base64.b64decode(c) for c in priv["roots_b64"]]
+        os.fsencode(r) for r in from_result(priv)["roots"]]
     assert checks["home_mode"]["status"] == "findings"
     assert os.path.join(hermes_home, b"profiles", PROFILES[0]) in names_under(checks["home_mode"]["findings"])
     [job] = from_result(checks["leaks"])["findings"]

@@ -11,7 +11,7 @@ import sys
 import uuid
 
 import pytest
-from sandboxguard import fdmount, mountinfo, nosuid
+from sandboxguard import fdmount, mountinfo, nosuid, nosuid_legacy
 
 pytestmark = pytest.mark.root
 
@@ -162,7 +162,7 @@ def test_persist_systemd_writes_the_list_program_and_unit_once_the_boot_program_
 def test_persist_fstab_is_deprecated_and_what_1_0_0_wrote_is_migrated_to_the_unit(base, root, boot):
     old_root = base + "/old/docker"
     os.makedirs(old_root)
-    old_unit = nosuid.unit_name(old_root)
+    old_unit = nosuid_legacy.unit_name(old_root)
     with open(os.path.join(boot["unit_dir"], old_unit), "w") as handle:
         handle.write("\n".join([nosuid.MARKER, "[Mount]", "What=%s" % old_root, "Where=%s" % old_root,
                                 "Type=none", "Options=bind,nosuid,nodev", ""]))

@@ -123,15 +123,16 @@ def test_bwrap_printer_escapes_paths_and_messages():
 
 
 def test_scope_reasons_and_root_sources_escape_agent_names(tmp_path):
-    from sandboxguard import audit, sandboxes
+    from sandboxguard import audit, sandboxes, scope
 
-    home = os.path.join(os.fsencode(str(tmp_path)), b"h")
-    os.makedirs(os.path.join(home, b"profiles", b"p\nforged\xff"))
+    home = os.path.join(os.fsencode(str(tmp_path)), b"h\nforged\xff")
+    os.makedirs(os.path.join(home, b"profiles", b"work"))
     _names, sources = audit.agent_accounts([os.fsdecode(home)])
     whys = [why for found in sources.values() for why in found]
-    assert all("\n" not in why for why in whys) and [why for why in whys if "p\\nforged\\xff" in why], whys
-    roots = sandboxes.derive_sandbox_roots([os.fsdecode(home)], None, (), {os.fsdecode(home): ["p\nforged"]})
-    assert [r["source"] for r in roots][-1] == "profile p\\nforged of %s" % escape(os.fsdecode(home))
+    assert all("\n" not in why for why in whys) and [why for why in whys if "h\\nforged\\xff" in why], whys
+    found = scope.derive([os.fsdecode(home)])
+    assert [r["source"] for r in found["roots"]][-1] == "profile work of %s" % escape(os.fsdecode(home))
+    assert all("\n" not in r["source"] for r in found["roots"])
     roots = [{"path": "/srv/h/sandboxes/docker", "realpath": "/srv/h/sandboxes/docker", "source": "x"}]
     for real, kind in ((FORGED, "missing"), ("/srv/h/sandboxes/docker/" + BAD, "dir"), (BAD, "dir")):
         decision = sandboxes.mount_scope({"Type": "bind", "Source": real, "Destination": "/w"}, roots,

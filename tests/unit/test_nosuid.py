@@ -6,7 +6,7 @@ import os
 import subprocess
 
 import pytest
-from sandboxguard import fdmount, mountinfo, nosuid
+from sandboxguard import fdmount, mountinfo, nosuid, nosuid_legacy
 
 BASE = (b"22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
         b"30 22 0:50 / /srv rw,noexec,nosuid,nodev,relatime - tmpfs tmpfs rw\n")
@@ -146,14 +146,14 @@ def test_shown_makes_one_printable_line():
 # -- 1.0.0's persistence, read back for the migration --------------------------------
 def test_old_mount_units_and_fstab_lines_are_found_and_removed_only_when_marked():
     old_unit = "\n".join([nosuid.MARKER, "[Mount]", "What=/srv/50%%/docker", "Where=/srv/50%%/docker", ""])
-    assert nosuid.old_unit_path(old_unit) == "/srv/50%/docker"
-    assert nosuid.old_unit_path("[Mount]\nWhere=/srv/x\n") is None  # not ours: left alone
+    assert nosuid_legacy.old_unit_path(old_unit) == "/srv/50%/docker"
+    assert nosuid_legacy.old_unit_path("[Mount]\nWhere=/srv/x\n") is None  # not ours: left alone
     fstab = ("UUID=1 / ext4 defaults 0 1\n"
              "/srv/a\\040b/docker /srv/a\\040b/docker none bind,nosuid,nodev 0 0  %s\n"
              "/dev/vdb /srv/sb/docker xfs defaults 0 2\n" % nosuid.MARKER)
-    assert nosuid.fstab_ours(fstab) == ["/srv/a b/docker"]
-    assert nosuid.fstab_remove(fstab) == "UUID=1 / ext4 defaults 0 1\n/dev/vdb /srv/sb/docker xfs defaults 0 2\n"
-    assert nosuid.fstab_remove(fstab, {"/srv/other"}) == fstab
+    assert nosuid_legacy.fstab_ours(fstab) == ["/srv/a b/docker"]
+    assert nosuid_legacy.fstab_remove(fstab) == "UUID=1 / ext4 defaults 0 1\n/dev/vdb /srv/sb/docker xfs defaults 0 2\n"
+    assert nosuid_legacy.fstab_remove(fstab, {"/srv/other"}) == fstab
 
 
 @pytest.mark.parametrize("path,name", [
@@ -162,7 +162,7 @@ def test_old_mount_units_and_fstab_lines_are_found_and_removed_only_when_marked(
     ("/.hidden/x", "\\x2ehidden-x.mount"),
 ])
 def test_unit_name_escapes_like_systemd_escape(path, name):
-    assert nosuid.unit_name(path) == name
+    assert nosuid_legacy.unit_name(path) == name
 
 
 # -- arguments and per-root refusal -------------------------------------------------------

@@ -58,32 +58,17 @@ FILES = {"/data/sb/docker/t1/docker.sock"}
 
 @pytest.fixture
 def roots():
-    derived = sandboxes.derive_sandbox_roots([HOME], profile_names={HOME: ["work", "lab"]})
-    usable, refused = sandboxes.resolve_roots(derived, realpath)
-    assert refused == []
-    return usable
+    """The roots scope.derive gives for this layout (with the sandbox dir named by its real path)."""
+    return [{"path": path, "realpath": path, "source": "test", "owner": None}
+            for path in ("/data/sb/docker", HOME + "/profiles/work/sandboxes/docker",
+                         HOME + "/profiles/lab/sandboxes/docker")]
 
 
 def bind(source, dest="/workspace", kind="bind"):
     return {"Type": kind, "Source": source, "Destination": dest, "RW": True}
 
 
-def test_roots_are_the_hermes_home_and_each_profile():
-    derived = sandboxes.derive_sandbox_roots([HOME], sandbox_dir="/srv/sandboxes", profile_names={HOME: ["b", "a"]})
-    assert [r["path"] for r in derived] == [
-        "/srv/sandboxes/docker",
-        HOME + "/sandboxes/docker",
-        HOME + "/profiles/a/sandboxes/docker",
-        HOME + "/profiles/b/sandboxes/docker",
-    ]
-
-
-def test_hidden_or_odd_profile_names_add_no_root():
-    derived = sandboxes.derive_sandbox_roots([HOME], profile_names={HOME: [".git", "", "a/b", "ok"]})
-    assert [r["path"] for r in derived] == [HOME + "/sandboxes/docker", HOME + "/profiles/ok/sandboxes/docker"]
-
-
-def test_a_symlinked_sandbox_dir_is_resolved(roots):
+def test_a_bind_source_through_a_symlink_is_decided_on_its_realpath(roots):
     assert roots[0]["realpath"] == "/data/sb/docker"
     decision = sandboxes.mount_scope(bind("/data/sb/docker/t1/workspace"), roots, realpath, exists)
     assert decision["in_scope"] and decision["root"] == "/data/sb/docker"
@@ -169,13 +154,6 @@ def test_nested_targets_fold_into_their_parent(roots):
     assert [t["realpath"] for t in targets] == ["/data/sb/docker/t1/workspace"]
 
 
-def test_operator_roots_are_added_but_system_roots_refused():
-    derived = sandboxes.derive_sandbox_roots([], extra_roots=["/srv/ci-sandboxes", "/", "/etc", "rel"])
-    usable, refused = sandboxes.resolve_roots(derived, lambda p: p)
-    assert [r["realpath"] for r in usable] == ["/srv/ci-sandboxes"]
-    assert sorted(r["path"] for r in refused) == ["/", "/etc", "rel"]
-
-
 def test_engine_facts_plain_linux():
     facts = sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": ["name=seccomp,profile=builtin"]})
     assert facts["sweepable"] and not facts["rootless"] and not facts["userns_remap"]
@@ -201,33 +179,23 @@ def test_engine_facts_windows_engine_is_skipped():
     assert not facts["sweepable"] and "windows" in facts["reason"]
 
 
-# -- derived roots never go through a symlink (unlinked_path) ------------------------------
-
-def test_unlinked_path_keeps_a_path_without_symlinks_and_one_that_does_not_exist_yet(tmp_path):
-    home = tmp_path / "home" / ".hermes"
-    home.mkdir(parents=True)
-    assert sandboxes.unlinked_path(str(home)) == str(home)
-    assert sandboxes.unlinked_path(str(home) + "//sandboxes/./docker/") == str(home / "sandboxes" / "docker")
-    assert sandboxes.unlinked_path(str(home / "profiles" / ".." / "sandboxes")) == str(home / "sandboxes")
+@pytest.mark.parametrize("name,profile", [("work", True), ("a-b_9", True), ("9lives", True), ("x" * 64, True),
+                                          ("x" * 65, False), (".deleted", False), (".git", False), ("", False),
+                                          ("default", False), ("Work", False), ("-x", False), ("_x", False),
+                                          ("p\nforged", False), ("a b", False), ("caf\u00e9", False)])
+def test_profile_names_are_hermes_agents_own_ids(name, profile):
+    assert sandboxes.is_profile_name(name) is profile
 
 
-@pytest.mark.parametrize("spelling", ["link", "link/docker", "real/../link/docker", "missing/../../home/link"])
-def test_unlinked_path_refuses_a_symlink_anywhere_however_the_path_is_spelled(tmp_path, spelling):
-    home = tmp_path / "home"
-    (home / "real").mkdir(parents=True)
-    (tmp_path / "other-user" / "docker").mkdir(parents=True)
-    os.symlink(str(tmp_path / "other-user"), str(home / "link"))
-    with pytest.raises(sandboxes.RootRefused, match="goes through a symlink"):
-        sandboxes.unlinked_path(str(home / spelling))
-
-
-def test_resolve_roots_refuses_a_derived_root_through_a_symlink_the_agent_planted(tmp_path):
-    home = tmp_path / ".hermes"
-    home.mkdir()
-    (tmp_path / "victim").mkdir()
-    os.symlink(str(tmp_path / "victim"), str(home / "sandboxes"))  # the agent's own home: it can do this
-    derived = sandboxes.derive_sandbox_roots([str(home)], profile_names={str(home): []})
-    usable, refused = sandboxes.resolve_roots(derived, sandboxes.unlinked_path)
-    assert all(not root["realpath"].startswith(str(tmp_path / "victim")) for root in usable)
-    assert any(item["path"].startswith(str(home / "sandboxes")) and "goes through a symlink" in item["reason"]
-               for item in refused), refused
+def test_profile_listing_keeps_only_real_directories_with_profile_ids(tmp_path):
+    profiles = tmp_path / "profiles"
+    for name in ("work", "lab", ".deleted", "Upper", "default"):
+        (profiles / name).mkdir(parents=True)
+    (profiles / "file").write_text("")
+    os.symlink(str(tmp_path), str(profiles / "linked"))
+    fd = os.open(str(profiles), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert sandboxes.profile_names_at(fd) == ["lab", "work"]
+    finally:
+        os.close(fd)
+    assert sandboxes.list_profile_names(str(tmp_path)) == ["lab", "work"]

@@ -248,12 +248,6 @@ def match_components(parts, consumer="fetch"):
     return None
 
 
-def under(path, root):
-    """True when the absolute ``path`` is ``root`` or lies below it (string test, no resolving)."""
-    root = root.rstrip("/") or "/"
-    return path == root or path.startswith(root + "/") or root == "/"
-
-
 def relative_parts(path, root):
     """Components of ``path`` below ``root`` (``()`` for ``root`` itself); ``path`` must be under it."""
     root = root.rstrip("/")

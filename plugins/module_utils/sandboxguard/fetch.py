@@ -53,6 +53,7 @@ import unicodedata
 from . import atomicfile, credentials, safefs
 from . import report as envelope
 from .errors import InputError
+from .pathnames import is_within
 from .text import escape
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -85,10 +86,6 @@ class TransportUnavailable(FetchError):
 
 # ---------------------------------------------------------------- pure checks (pass 1/2)
 
-def _under(path, prefix):
-    return path == prefix or path.startswith(prefix + "/")
-
-
 def check_home(home):
     """Validate a sandbox home; return it, or raise FetchError naming the fix."""
     if home is None:
@@ -101,9 +98,9 @@ def check_home(home):
         raise FetchError("remote home '/' would exempt the whole filesystem; give the real home directory")
     # root's home, or a service user's home below /var/lib, may exempt itself from its prefix;
     # a home under any other system prefix is refused as bad input.
-    exempt = _under(home, "/root") or (_under(home, "/var/lib") and home != "/var/lib")
+    exempt = is_within(home, "/root") or is_within(home, "/var/lib", strict=True)
     for prefix in SYSTEM_PREFIXES:
-        if _under(home, prefix) and not exempt:
+        if is_within(home, prefix) and not exempt:
             raise FetchError(
                 "remote home %s lies under the system prefix %s; only /root or a directory below /var/lib "
                 "can be a sandbox home" % (home, prefix)
@@ -144,12 +141,12 @@ def _credential_reason(path, home, hermes_homes):
         reason = credentials.match_components(path.split("/")[1:], "fetch")
         if reason:
             return "%s (home unknown: matched at any depth)" % reason
-    elif _under(path, home) and path != home:
+    elif is_within(path, home, strict=True):
         reason = credentials.match_components(credentials.relative_parts(path, home), "fetch")
         if reason:
             return "%s under the sandbox home %s" % (reason, home)
     for hermes_home in hermes_homes:
-        if hermes_home and _under(path, hermes_home) and path != hermes_home:
+        if hermes_home and is_within(path, hermes_home, strict=True):
             found = credentials.match_hermes_relative(credentials.relative_parts(path, hermes_home))
             if found:
                 return "Hermes credential store %s under the Hermes home %s" % (found, hermes_home)
@@ -193,9 +190,9 @@ def check_path(path, home=None, hermes_homes=()):
         )
     if path == "/":
         return ("not_regular", "path / is a directory")
-    in_home = home is not None and _under(path, home)
+    in_home = home is not None and is_within(path, home)
     for prefix in SYSTEM_PREFIXES:
-        if _under(path, prefix) and not in_home:
+        if is_within(path, prefix) and not in_home:
             return ("denylisted", "%s lies under the system prefix %s" % (path, prefix))
     reason = _credential_reason(path, home, hermes_homes)
     if reason:

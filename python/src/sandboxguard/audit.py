@@ -21,10 +21,11 @@ import glob
 import os
 import time
 
-from . import audit_record, defaults, sandboxes
+from . import audit_record, defaults, scope
 from . import report as envelope
 from . import strip as stripmod
 from .errors import InputError
+from .pathnames import is_within
 from .text import escape
 
 DOCKER_MODES = ("auto", "always", "never")
@@ -112,31 +113,20 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
 
 
 def _candidate_roots(paths, hermes_homes, sandbox_dir):
-    """[(path, source)] in a stable order: operator paths, then the Hermes-derived roots."""
-    profiles = {home: _profile_names(home) for home in hermes_homes}
-    derived = sandboxes.derive_sandbox_roots(hermes_homes, sandbox_dir or None, (), profiles)
-    out = [(path, "operator") for path in paths]
-    out += [(root["path"], root["source"]) for root in derived]
-    return out
+    """(candidates, errors): [(path, source)] of scope.derive's roots (the Hermes-derived
+    ones, then the operator's paths), and a root error for each root it refused."""
+    found = scope.derive(hermes_homes, sandbox_dir or None, paths)
+    errors = [_error("root", item["path"], item["reason"]) for item in found["refused"]]
+    return [(root["path"], root["source"]) for root in found["roots"]], errors
 
 
-def _profile_names(home):
-    try:
-        return sandboxes.list_profile_names(home)
-    except OSError:
-        return []
-
-
-def _below_or_same(path, root):
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def walk_roots(candidates):
+def walk_roots(candidates, errors=None):
     """Split candidate roots into (walk, absent, errors): existing roots to walk (nested
-    ones dropped, their parent covers them), missing ones, and refused ones."""
+    ones dropped, their parent covers them), missing ones, and refused ones (added to
+    ``errors`` when given)."""
     from .roots import RootRefused, check_root  # noqa: PLC0415
 
-    walk, absent, errors = [], [], []
+    walk, absent, errors = [], [], [] if errors is None else errors
     for path, source in candidates:
         if not os.path.isabs(path):
             errors.append(_error("root", path, "not an absolute path (%s)" % source))
@@ -159,7 +149,7 @@ def walk_roots(candidates):
     walk.sort(key=lambda p: (p.count("/"), p))
     kept = []
     for path in walk:
-        if not any(_below_or_same(path, parent) for parent in kept):
+        if not any(is_within(path, parent) for parent in kept):
             kept.append(path)
     return kept, absent, errors
 
@@ -183,10 +173,10 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
         # The engine's mounts are in scope only below roots derived from these: nothing to look under.
         return _result(audit_record.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
                        absent=[])
-    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir)
-    candidates = _candidate_roots(paths, hermes_homes, sandbox_dir)
+    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir, paths)
+    candidates, refused = _candidate_roots(paths, hermes_homes, sandbox_dir)
     candidates += [(target, "docker") for target in engine["targets"]]
-    walk, absent, errors = walk_roots(candidates)
+    walk, absent, errors = walk_roots(candidates, refused)
     warnings = []
     engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"],
                       "engines": engine.get("engines", [])}
@@ -268,134 +258,24 @@ def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, inclu
 
 # --- leaks --------------------------------------------------------------------------------
 
-def _owner_name(uid):
-    import pwd  # noqa: PLC0415 - POSIX only
-
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return None
-
-
 def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
     """The accounts that run agents on this host, for the leak check's default scope.
 
-    The owners of the Hermes homes and of their profiles, of TERMINAL_SANDBOX_DIR and of
-    the ``<sandbox>/docker`` directories Hermes creates (never of the task directories
-    below them: a root container can chown its own bind mount), and the agent user.
-    Root is never one of them (an operator's or root's own cron jobs are not an agent's
-    leaks): name it in the leak users to audit it. Returns (names, sources): sorted names, and
-    {name: [why it is in scope]}; *sources* also lists root under ``"root"`` when a path
-    owned by root was passed over, so the check can say so.
-
-    Every owner comes from the ``fstat`` of a descriptor: each home (and the sandbox
-    directory) is reached by safefs.open_dir to its parent (no symlink followed below a
-    directory another user can change) and opened O_NOFOLLOW, and ``profiles``, each
-    profile and each ``sandboxes/docker`` below it are opened O_NOFOLLOW relative to the
-    directory before. A path that is a symbolic link, is missing or is refused is passed
-    over: a symlinked ``profiles`` never brings the users under its target into scope.
+    scope.derive's ``accounts``: the owners of the Hermes homes and of their profiles, of
+    TERMINAL_SANDBOX_DIR and of the ``<sandbox>/docker`` directories Hermes creates (never
+    of the task directories below them: a root container can chown its own bind mount),
+    each from the fstat of a descriptor of the walk that proves that root (no symlink
+    followed anywhere: a symlinked ``profiles`` never brings the users under its target into
+    scope); and the agent user. Root is never one of them (an operator's or root's own cron
+    jobs are not an agent's leaks): name it in the leak users to audit it. Returns (names,
+    sources): sorted names, and {name: [why it is in scope]}; *sources* also lists root
+    under ``"root"`` when a path owned by root was passed over, so the check can say so.
     """
-    sources = {}
-
-    def owner(fd, why):
-        uid = os.fstat(fd).st_uid
-        name = "root" if uid == 0 else _owner_name(uid)
-        if name:
-            sources.setdefault(name, []).append(why)
-
-    for home in hermes_homes:
-        home_fd = _open_proven(home)
-        if home_fd is None:
-            continue
-        try:
-            owner(home_fd, "owner of the Hermes home %s" % escape(home))
-            _sandbox_owner(home_fd, ("sandboxes", sandboxes.DOCKER_SUBDIR), home, owner)
-            _profile_owners(home_fd, home, owner)
-        finally:
-            os.close(home_fd)
-    if sandbox_dir:
-        fd = _open_proven(sandbox_dir)
-        if fd is not None:
-            try:
-                owner(fd, "owner of TERMINAL_SANDBOX_DIR %s" % escape(sandbox_dir))
-                _sandbox_owner(fd, (sandboxes.DOCKER_SUBDIR,), sandbox_dir, owner)
-            finally:
-                os.close(fd)
+    sources = {name: list(why) for name, why in scope.derive(hermes_homes, sandbox_dir)["accounts"].items()}
     if agent_user and str(agent_user) != "root":
         sources.setdefault(str(agent_user), []).append("the agent user")
     names = sorted(n for n in sources if n != "root")
     return names, sources
-
-
-def _open_proven(path):
-    """A descriptor of the directory *path* (its parent proven by safefs.open_dir, the last
-    component opened O_NOFOLLOW), or None when it is relative, missing, a symlink or refused."""
-    from . import safefs  # noqa: PLC0415
-
-    if not isinstance(path, str) or not os.path.isabs(path):
-        return None
-    try:
-        parent, name = safefs.open_parent(path.rstrip("/") or "/")
-    except (OSError, ValueError):
-        return None
-    with parent:
-        try:
-            return safefs.open_dir_at(parent.fd, name)
-        except (OSError, ValueError):
-            return None
-
-
-def _open_below(fd, parts):
-    """A descriptor of *parts* below the held directory *fd*, each opened O_NOFOLLOW, or None."""
-    from . import safefs  # noqa: PLC0415
-
-    held = fd
-    try:
-        for part in parts:
-            child = safefs.open_dir_at(held, part)
-            if held != fd:
-                os.close(held)
-            held = child
-    except (OSError, ValueError):
-        if held != fd:
-            os.close(held)
-        return None
-    return held
-
-
-def _sandbox_owner(fd, parts, base, owner):
-    sub = _open_below(fd, parts)
-    if sub is not None:
-        try:
-            owner(sub, "owner of the sandbox directory %s" % escape(os.path.join(base, *parts)))
-        finally:
-            os.close(sub)
-
-
-def _profile_owners(home_fd, home, owner):
-    """Owners of each profile directory (and its sandboxes/docker) under the held home's
-    ``profiles``, listed and opened through descriptors (dot-names skipped, as
-    sandboxes.list_profile_names does)."""
-    profiles = _open_below(home_fd, ("profiles",))
-    if profiles is None:
-        return
-    try:
-        try:
-            names = sorted(n for n in os.listdir(profiles) if not n.startswith("."))
-        except OSError:
-            return
-        for name in names:
-            fd = _open_below(profiles, (name,))
-            if fd is None:
-                continue
-            path = os.path.join(home, "profiles", name)
-            try:
-                owner(fd, "owner of the profile %s" % escape(path))
-                _sandbox_owner(fd, ("sandboxes", sandboxes.DOCKER_SUBDIR), path, owner)
-            finally:
-                os.close(fd)
-    finally:
-        os.close(profiles)
 
 
 def leak_scope(users=(), hermes_homes=(), sandbox_dir=None, agent_user=None, where="the leak users",
@@ -431,7 +311,7 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     """
     from . import leaks  # noqa: PLC0415
 
-    chosen, scope, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user)
+    chosen, whose, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user)
     if not chosen:
         return _result(audit_record.SKIPPED, users=[], scope={}, reason=reason)
     kwargs = {"users": chosen, "min_age": int(min_age)}
@@ -451,7 +331,7 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     if unknown:
         warnings.append("no such account on this host (not audited for leaks): %s" % ", ".join(unknown))
     return _verdict(report["findings"], errors, not errors, counts=report["counts"], users=report["users"],
-                    absent=absent, scope=scope, warnings=warnings)
+                    absent=absent, scope=whose, warnings=warnings)
 
 
 # --- bwrap --------------------------------------------------------------------------------

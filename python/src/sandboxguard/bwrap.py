@@ -27,6 +27,7 @@ from . import credentials, defaults, proc
 from . import report as envelope
 from .container import detect_container
 from .errors import InputError
+from .pathnames import is_within
 
 DEFAULT_MIN_VERSION = defaults.BWRAP_MIN_VERSION
 DEFAULT_TIMEOUT_S = defaults.BWRAP_PROBE_TIMEOUT_S
@@ -650,11 +651,11 @@ def hidden_paths(home, root="/", hermes_home=None):
                 path = _root_relative(target, root)
         except OSError:
             continue
-        if credentials.under(real_home, path) or path in (p for p, _d in found):
+        if is_within(real_home, path) or path in (p for p, _d in found):
             continue
         found.append((path, stat.S_ISDIR(st.st_mode)))
     for path, is_dir in found:
-        if any(other != path and credentials.under(path, other) for other, _d in found):
+        if any(is_within(path, other, strict=True) for other, _d in found):
             continue
         (dirs if is_dir else files).append(path)
     return dirs, files

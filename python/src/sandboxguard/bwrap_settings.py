@@ -29,6 +29,7 @@ import os
 from . import credentials
 from .bwrap import DEFAULT_LIMITS, DEFAULT_PROFILE, PROFILES
 from .inputs import bool_word
+from .pathnames import is_within
 from .text import escape
 
 SETTING_KEYS = ("profile", "memory_mb", "cpu_seconds", "max_procs", "binds", "home_allow")
@@ -62,7 +63,7 @@ def _resolve(root, path):
     if root in ("", "/"):
         return real
     top = os.path.realpath(root)
-    return "/" + os.path.relpath(real, top).lstrip("/") if credentials.under(real, top) else real
+    return "/" + os.path.relpath(real, top).lstrip("/") if is_within(real, top) else real
 
 
 def _hidden_set(home, hermes_home, root):
@@ -75,7 +76,7 @@ def _hidden_set(home, hermes_home, root):
     real_home = _resolve(root, home) if home else None
     found = []
     for path in named + [_resolve(root, p) for p in named]:
-        if real_home and credentials.under(real_home, path):
+        if real_home and is_within(real_home, path):
             continue
         if path not in found:
             found.append(path)
@@ -105,7 +106,7 @@ def _allow_unit(entry, home):
         text = text[2:]
     if text.startswith("/"):
         path = os.path.normpath(text)
-        if not (home and credentials.under(path, home) and path != home):
+        if not (home and is_within(path, home, strict=True)):
             return None, ("error", "home_allow entry %r is not inside the home directory%s; name a dot entry such "
                                    "as '.zz-tool' or one child of .config, .local or .local/share"
                           % (entry, " %s" % home if home else " (the agent's home is not known)"))
@@ -159,7 +160,7 @@ def _check_home_allow(entries, errors, warnings, home=None, hidden=(), root="/")
             (errors if problem[0] == "error" else warnings).append(problem[1])
             continue
         resolved = _resolve(root, os.path.join(home, rel)) if home else None
-        if resolved and any(credentials.under(resolved, h) for h in hidden):
+        if resolved and any(is_within(resolved, h) for h in hidden):
             warnings.append("home_allow entry %r resolves to %s, a hidden path; it stays hidden and the entry is "
                             "ignored" % (entry, escape(resolved)))
             continue
@@ -194,7 +195,7 @@ def _exposes_hidden(label, src, dest, hidden, root):
     real_src = _resolve(root, src)
     for candidate in dict.fromkeys((src, real_src)):
         for path in hidden:
-            if credentials.under(candidate, path):
+            if is_within(candidate, path):
                 return ("%s src %s %s the hidden path %s; the backend ignores it"
                         % (label, escape(src), "lies under" if candidate == src else "resolves to %s, under"
                            % escape(real_src), escape(path)))
@@ -202,7 +203,7 @@ def _exposes_hidden(label, src, dest, hidden, root):
         return None
     for candidate in dict.fromkeys((src, real_src)):
         for path in hidden:
-            if path != candidate and credentials.under(path, candidate):
+            if is_within(path, candidate, strict=True):
                 return ("%s src %s contains the hidden path %s, which would be readable at dest %s; the backend "
                         "ignores it: bind it at its own path (dest equal to src) instead"
                         % (label, escape(src), escape(path), escape(dest)))

@@ -10,6 +10,8 @@ they are decoded to bytes here and compared as bytes.
 import os
 import re
 
+from .pathnames import is_within
+
 MOUNTINFO = "/proc/self/mountinfo"
 
 _OCTAL = re.compile(rb"\\([0-7]{3})")
@@ -56,20 +58,13 @@ def read_mountinfo(path=MOUNTINFO):
         return parse_mountinfo(handle.read())
 
 
-def _is_under(path, root):
-    root = root.rstrip(b"/") or b"/"
-    if root == b"/":
-        return path != b"/"
-    return path.startswith(root + b"/")
-
-
 def mount_points_under(root, mounts):
     """Mount points strictly below `root` (bytes or str, an absolute real path).
 
     Returns a sorted list of bytes paths. `mounts` is parse_mountinfo()'s result.
     """
     root_b = os.fsencode(root)
-    return sorted({m["mount_point"] for m in mounts if _is_under(m["mount_point"], root_b)})
+    return sorted({m["mount_point"] for m in mounts if is_within(m["mount_point"], root_b, strict=True)})
 
 
 def source_paths(mount_id, path, mounts):

@@ -27,9 +27,8 @@ system path) and everything after acts on that descriptor (fdmount):
 
 A root that is refused (a symlink on the way, a system path) is refused alone, with a
 warning naming it and why; the others still get their mount. Roots that do not exist yet
-are named in ``missing``. The roots are the sweep's own (``sweep.derive_roots`` from the
-Hermes homes, the sandbox dir and the operator's roots), so the mounts cover exactly what
-the sweep and the guard cover.
+are named in ``missing``. The roots are scope.derive's (from the Hermes homes, the sandbox
+dir and the operator's roots), so the mounts cover exactly what the sweep and the guard cover.
 
 Persistence (``persist: systemd``): a oneshot unit, ``sandboxguard-nosuid.service``, runs a
 root-owned standalone program this module writes (fdmount's own source) over a root-owned
@@ -52,14 +51,14 @@ container too (it still reads and writes them).
 import hashlib
 import os
 import posixpath
-import re
 import stat
 import sys
 
-from . import atomicfile, defaults, fdmount, safefs
+from . import atomicfile, defaults, fdmount, safefs, scope
 from . import report as envelope
 from .errors import InputError
 from .mountinfo import read_mountinfo
+from .nosuid_legacy import MARKER, fstab_ours, fstab_remove, old_unit_path
 from .roots import RootMissing, RootRefused, open_root
 from .text import escape
 
@@ -73,7 +72,6 @@ UNIT_WANTED_BY = "multi-user.target"
 PROGRAM = "/usr/local/sbin/sandboxguard-nosuid"
 PATHS_FILE = "/etc/sandboxguard/nosuid-paths"
 DEFAULT_PYTHON = defaults.SYSTEM_PYTHON
-MARKER = "# managed by sandboxguard.boundary.nosuid_mount"
 # What 1.0.0 persisted: a mount unit per root, wanted by local-fs.target, or an fstab line.
 OLD_WANTED_BY = "local-fs.target"
 MAX_UNIT_BYTES = 1 << 16
@@ -204,61 +202,6 @@ def unit_text(python=DEFAULT_PYTHON, program=PROGRAM, paths_file=PATHS_FILE):
         "WantedBy=%s" % UNIT_WANTED_BY,
         "",
     ])
-
-
-def unit_name(path):
-    """systemd's mount unit name for `path` (systemd-escape --path --suffix=mount): the
-    name of the unit 1.0.0 wrote for a root."""
-    trimmed = path.strip("/")
-    if not trimmed:
-        return "-.mount"
-    out = []
-    for i, byte in enumerate(os.fsencode(trimmed)):
-        char = chr(byte)
-        if char == "/":
-            out.append("-")
-        elif (char.isascii() and (char.isalnum() or char in ":_.")) and not (i == 0 and char == "."):
-            out.append(char)
-        else:
-            out.append("\\x%02x" % byte)
-    return "".join(out) + ".mount"
-
-
-def old_unit_path(text):
-    """The root of a mount unit 1.0.0 wrote (its Where=, unquoted), or None (pure)."""
-    if not text.startswith(MARKER):
-        return None
-    for line in text.splitlines():
-        if line.startswith("Where="):
-            return line[len("Where="):].replace("%%", "%").replace("\\\\", "\\")
-    return None
-
-
-def fstab_unescape(field):
-    raw = os.fsencode(field)
-    return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes((int(m.group(1), 8) & 0xFF,)), raw))
-
-
-def fstab_ours(text):
-    """The roots of the lines 1.0.0 marked in an fstab text (pure)."""
-    found = []
-    for line in text.splitlines():
-        fields = line.split()
-        if MARKER in line and len(fields) >= 2 and not fields[0].startswith("#"):
-            found.append(fstab_unescape(fields[1]))
-    return found
-
-
-def fstab_remove(text, paths=None):
-    """The fstab text without 1.0.0's marked lines (for ``paths`` only, when given) (pure)."""
-    kept = []
-    for line in text.splitlines():
-        fields = line.split()
-        if MARKER in line and len(fields) >= 2 and not fields[0].startswith("#"):
-            if paths is None or fstab_unescape(fields[1]) in paths:
-                continue
-        kept.append(line)
-    return "\n".join(kept) + "\n" if kept else ""
 
 
 # -- effects: one root ----------------------------------------------------------------
@@ -551,7 +494,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     (``check_mode`` is its deprecated alias).
 
     The roots: ``paths`` and ``extra_roots`` as given, plus what ``hermes_homes`` and
-    ``sandbox_dir`` give (``sweep.derive_roots``, the sweep's own rule). ``run(argv) -> (rc,
+    ``sandbox_dir`` give (scope.derive, the sweep's and the guard's rule). ``run(argv) -> (rc,
     stdout, stderr)`` runs ``systemctl daemon-reload`` when a unit changed and systemd runs.
     Result (report.new_report): roots (the proven paths handled), changed, errors (a mount
     or unmount that failed: {path, op, error}), warnings (refused roots, 1.0.0 persistence
@@ -576,12 +519,11 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     if persist == "fstab":
         envelope.add_warning(result, FSTAB_DEPRECATED)
         persist = "systemd"
-    from .sweep import derive_roots  # noqa: PLC0415 - sweep imports the walker; only this operation needs it
-
     extra = list(extra_roots) + paths
     if state == "mounted" and persist == "systemd":
         extra += [p for p in old_persistence(unit_dir, fstab) if p not in extra]
-    usable, refused = derive_roots(list(hermes_homes or ()), sandbox_dir or None, extra)
+    found = scope.derive(list(hermes_homes or ()), sandbox_dir or None, extra)
+    usable, refused = found["roots"], found["refused"]
     for item in refused:
         _refuse(result, item["path"], item["reason"])
     handled, candidates = [], [item["path"] for item in refused]

@@ -10,17 +10,23 @@ when the realpath of its Source lies below one of them. Nothing a container cont
 (labels such as ``hermes-profile``, image LABELs, extra arguments, the mount's
 Destination) can add a root.
 
-Everything here takes plain data and a ``realpath`` callable (``os.path.realpath`` in
-production, a table in tests) and returns plain data.
+The roots themselves come from scope.derive. The decisions here take plain data and a
+``realpath`` callable (``os.path.realpath`` in production, a table in tests) and return
+plain data; path_kind, list_task_dirs and the profile listing touch the system.
 """
 import os
 import posixpath
+import re
 import stat
 
-from .roots import RootRefused, refusal_reason
+from .pathnames import is_within
+from .roots import refusal_reason
 from .text import escape
 
 DOCKER_SUBDIR = "docker"
+# Hermes Agent's own profile id (hermes_cli/profiles.py, PROFILE_ID_RE): what `hermes profile
+# create` accepts and `hermes profile list` lists; "default" names the Hermes home itself.
+PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 HERMES_LABEL = "hermes-agent"
 
 REASON_IN_SCOPE = "bind mount below the host-derived sandbox root %s"
@@ -32,112 +38,10 @@ REASON_SYSTEM = "source resolves to the system path %s: never swept"
 REASON_IS_ROOT = "source is the sandbox root %s itself, not a task directory below it"
 
 
-def derive_sandbox_roots(hermes_homes=(), sandbox_dir=None, extra_roots=(), profile_names=None):
-    """The ``<sandbox>/docker`` roots the host derives, unresolved, in a stable order.
-
-    ``hermes_homes``: HERMES_HOME directories. ``sandbox_dir``: TERMINAL_SANDBOX_DIR when
-    set. ``profile_names``: {hermes_home: [profile names found under profiles/]} (the
-    caller lists the directory; this stays pure). ``extra_roots``: roots the operator
-    names explicitly, taken as they are.
-    Returns a list of dicts: path, source (what it was derived from).
-    """
-    roots = []
-    if sandbox_dir:
-        roots.append({"path": posixpath.join(sandbox_dir, DOCKER_SUBDIR), "source": "TERMINAL_SANDBOX_DIR"})
-    for home in hermes_homes:
-        roots.append({"path": posixpath.join(home, "sandboxes", DOCKER_SUBDIR),
-                      "source": "HERMES_HOME %s" % escape(home)})
-        for name in sorted((profile_names or {}).get(home, ())):
-            if not name or name.startswith(".") or "/" in name:
-                continue
-            roots.append({"path": posixpath.join(home, "profiles", name, "sandboxes", DOCKER_SUBDIR),
-                          "source": "profile %s of %s" % (escape(name), escape(home))})
-    for extra in extra_roots:
-        roots.append({"path": extra, "source": "operator"})
-    seen, unique = set(), []
-    for root in roots:
-        if root["path"] not in seen:
-            seen.add(root["path"])
-            unique.append(root)
-    return unique
-
-
-def unlinked_path(path):
-    """``path`` made absolute and normal, provided no component of it is a symlink
-    (lstat one component at a time, ``..`` taken only after what it leaves was checked);
-    raises RootRefused naming the symlink otherwise. A component that does not exist
-    ends the check: nothing below it exists either, and the walk proves the path again
-    when it opens the root (roots.open_root). Touches the system (lstat), changes nothing.
-
-    What a derived root goes through instead of realpath: a Hermes home is the agent's own
-    directory, so a symlink in it (``~/.hermes/sandboxes`` made a link to another user's
-    tree) must not move the sweep or the guard there.
-    """
-    done = "/"
-    parts = [part for part in path.split("/") if part and part != "."]
-    for index, part in enumerate(parts):
-        if part == "..":
-            done = posixpath.dirname(done)
-            continue
-        candidate = posixpath.join(done, part)
-        try:
-            st = os.lstat(candidate)
-        except OSError:
-            rest = posixpath.normpath(posixpath.join(done, *parts[index:]))
-            # a ".." past the missing part may climb back into what exists: check that again
-            return unlinked_path(rest) if ".." in parts[index:] else rest
-        if stat.S_ISLNK(st.st_mode):
-            target = ""
-            try:
-                target = " (%s -> %s)" % (escape(candidate), escape(os.readlink(candidate)))
-            except OSError:
-                pass
-            raise RootRefused(path, "goes through a symlink%s; a derived root is never followed through one: "
-                              "give the real path, after checking it" % target)
-        done = candidate
-    return done
-
-
-def resolve_roots(roots, realpath):
-    """Resolve derived roots; drop (with a reason) those that are relative or system paths.
-
-    ``realpath``: sweep and guard pass unlinked_path (a symlink on the way refuses the
-    root); tests pass a pure function.
-
-    Returns (usable, refused): usable is a list of dicts path, realpath, source;
-    refused a list of dicts path, reason.
-    """
-    usable, refused = [], []
-    seen = set()
-    for root in roots:
-        path = root["path"]
-        if not posixpath.isabs(path):
-            refused.append({"path": path, "reason": "relative path; sandbox roots must be absolute"})
-            continue
-        try:
-            real = realpath(path)
-        except RootRefused as exc:  # unlinked_path: a symlink on the way
-            refused.append({"path": path, "reason": exc.reason})
-            continue
-        reason = refusal_reason(real)
-        if reason:
-            refused.append({"path": path, "reason": reason})
-            continue
-        if real in seen:
-            continue
-        seen.add(real)
-        usable.append({"path": path, "realpath": real, "source": root["source"]})
-    return usable, refused
-
-
-def _below(path, root):
-    return path.startswith(root.rstrip("/") + "/")
-
-
 def mount_scope(mount, roots, realpath, kind_of):
     """Decide one mount from ``docker inspect`` (its ``Mounts[]`` entry).
 
-    ``roots``: resolve_roots()'s usable list. ``realpath(path)`` and ``kind_of(path)``
+    ``roots``: scope.derive()'s usable roots. ``realpath(path)`` and ``kind_of(path)``
     (``"dir"``, ``"missing"`` or ``"other"``) are injected. Returns a dict: source,
     realpath, destination, type, rw, in_scope, reason, root (the matching root's
     realpath or None).
@@ -169,7 +73,7 @@ def mount_scope(mount, roots, realpath, kind_of):
         if real == root["realpath"]:
             result["reason"] = REASON_IS_ROOT % escape(root["realpath"])
             return result
-        if _below(real, root["realpath"]):
+        if is_within(real, root["realpath"], strict=True):
             result.update(in_scope=True, root=root["realpath"], reason=REASON_IN_SCOPE % escape(root["realpath"]))
             return result
     result["reason"] = REASON_OUTSIDE % escape(real)
@@ -218,7 +122,7 @@ def scope_containers(inspects, roots, realpath, kind_of, task_dirs=()):
         by_path.setdefault(path, {"realpath": path, "root": root, "containers": []})
     targets = []
     for path in sorted(by_path):
-        parent = next((t for t in targets if _below(path, t["realpath"])), None)
+        parent = next((t for t in targets if is_within(path, t["realpath"], strict=True)), None)
         if parent is not None:
             for cid in by_path[path]["containers"]:
                 if cid not in parent["containers"]:
@@ -301,14 +205,21 @@ def list_task_dirs(roots):
     return found
 
 
+def is_profile_name(name):
+    """The one rule for which names under ``profiles/`` are profiles, Hermes Agent's own: a
+    profile id (lower-case letters, digits, ``_`` and ``-``, starting with a letter or digit,
+    at most 64 characters; so never a name starting with a dot, such as Hermes' ``.deleted``
+    tombstones), and not ``default``. Pure."""
+    return isinstance(name, str) and name != "default" and PROFILE_NAME.match(name) is not None
+
+
 def list_profile_names(hermes_home):
     """Profile directory names under HERMES_HOME/profiles (touches the system; [] if none).
 
-    The one rule for which profiles exist: the Hermes home is opened component by
-    component (safefs.open_dir: no symlink followed below a directory another user can
-    change), ``profiles`` under it with O_NOFOLLOW, and its entries are lstat'ed through
-    that descriptor: a directory counts, a symlink never does (a symlinked ``profiles``
-    gives none), nor does a name starting with a dot. Names are str (os.fsdecode).
+    The Hermes home is opened component by component (safefs.open_dir: no symlink followed
+    below a directory another user can change), ``profiles`` under it with O_NOFOLLOW, and
+    its entries are listed by profile_names_at. Scope (scope.profile_names) walks the home
+    with no symlink followed at all; both list by the same rule.
     """
     from . import safefs  # noqa: PLC0415 - the pure functions here need no file system
 
@@ -324,14 +235,15 @@ def list_profile_names(hermes_home):
 
 
 def profile_names_at(profiles_fd):
-    """The profile names in the held ``profiles`` directory (see list_profile_names): the
-    same rule for a caller that holds the Hermes home open already. Raises OSError when
-    the directory cannot be listed."""
+    """The profile names in the held ``profiles`` directory, sorted: the entries that
+    is_profile_name accepts and that are directories by an lstat through the descriptor (a
+    symlink never counts, though Hermes would follow one). Names are str (os.fsdecode).
+    Raises OSError when the directory cannot be listed."""
     from . import safefs  # noqa: PLC0415
 
     names = []
     for name in os.listdir(profiles_fd):
-        if name.startswith("."):
+        if not is_profile_name(name):
             continue
         st = safefs.lstat_at(profiles_fd, name)
         if st is not None and stat.S_ISDIR(st.st_mode):

@@ -30,7 +30,7 @@ import stat
 import threading
 import time
 
-from . import docker_engine, fileops, safefs, sandboxes, staging
+from . import docker_engine, fileops, safefs, sandboxes, scope, staging
 from . import report as envelope
 from . import strip as stripmod
 from .errors import InputError
@@ -315,10 +315,11 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
 
 
 def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=()):
-    """Host-derived roots, resolved on this host (touches the system: lists profiles)."""
-    profiles = {home: sandboxes.list_profile_names(home) for home in hermes_homes}
-    derived = sandboxes.derive_sandbox_roots(hermes_homes, sandbox_dir, extra_roots, profiles)
-    return sandboxes.resolve_roots(derived, sandboxes.unlinked_path)
+    """Host-derived roots on this host: (usable, refused), scope.derive's ``roots`` (dicts
+    path, realpath, source, owner) and ``refused`` (dicts path, reason). Touches the system
+    (lists profiles, walks each root's path), changes nothing."""
+    found = scope.derive(hermes_homes, sandbox_dir, extra_roots)
+    return found["roots"], found["refused"]
 
 
 def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,

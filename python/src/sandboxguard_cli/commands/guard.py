@@ -5,7 +5,7 @@ import os
 import signal
 import sys
 
-from sandboxguard import fanotify, sandboxes
+from sandboxguard import fanotify, guard_scope
 from sandboxguard import guard as guardmod
 from sandboxguard.roots import RootRefused, check_root
 from sandboxguard.text import escape, one_line
@@ -48,63 +48,6 @@ def register(subparsers):
     parser.set_defaults(func=run_guard)
 
 
-def _homes(args):
-    if args.hermes_home:
-        return args.hermes_home
-    if args.paths or args.sandbox_dir or args.root:
-        return []
-    env = os.environ.get("HERMES_HOME")
-    return [env] if env else [os.path.join(os.path.expanduser("~"), ".hermes")]
-
-
-def _dev(path):
-    try:
-        return os.stat(path).st_dev
-    except OSError:
-        return None
-
-
-def derived_usable(homes, sandbox_dir, extra_roots):
-    profiles = {home: sandboxes.list_profile_names(home) for home in homes}
-    derived = sandboxes.derive_sandbox_roots(homes, sandbox_dir, extra_roots, profiles)
-    return sandboxes.resolve_roots(derived, sandboxes.unlinked_path)
-
-
-def engine_source(docker_host, homes, sandbox_dir, extra_roots):
-    """For Guard(engine_source=...), run in a forked child: bind-mount sources below the
-    derived roots that lie on another filesystem than their root (a filesystem mark covers
-    one filesystem). The scope rule is the sweep's (sandboxes.scope_containers: realpath below
-    a host-derived root); the engine only tells which directories are mounted, it never adds
-    a root of its own. No SDK or no engine: {"error": why}."""
-    def ask():
-        from sandboxguard import docker_engine  # noqa: PLC0415 - the SDK only when an engine is asked
-        usable = derived_usable(homes, sandbox_dir, extra_roots)[0]
-        if not usable:
-            return {"roots": []}
-        try:
-            engines = docker_engine.connect_engines(docker_host, timeout=10)  # every engine present (auto)
-            inspects = [doc for _, client in engines for doc in docker_engine.inspect_containers(client, None, False)]
-        except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
-            return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
-        targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)[1]
-        roots = []
-        for target in targets:
-            if _dev(target["realpath"]) not in (None, _dev(target["root"])):
-                roots.append([target["realpath"], "bind mount of %s (another filesystem)" % ", ".join(
-                    c[:12] for c in target["containers"][:3])])
-        return {"roots": roots}
-    return ask
-
-
-def roots_source(paths, homes, sandbox_dir, extra_roots=()):
-    """A callable for Guard: explicit roots as given, derived roots resolved again each time."""
-    def source():
-        usable, refused = derived_usable(homes, sandbox_dir, extra_roots)
-        roots = [(p, "operator") for p in paths] + [(r["realpath"], r["source"]) for r in usable]
-        return roots, refused
-    return source
-
-
 def run_guard(args):
     if args.no_caps and args.no_setid:
         raise UsageError("--no-caps with --no-setid leaves nothing to strip; drop one of them")
@@ -116,7 +59,6 @@ def run_guard(args):
             paths.append(check_root(path))
         except RootRefused as exc:
             raise UsageError(str(exc)) from None
-    homes = _homes(args)
 
     def log(text):
         # one line whatever a name holds (the guard escapes the names it puts in a line)
@@ -129,8 +71,9 @@ def run_guard(args):
         sys.stdout.write(one_line(guardmod.human_line(record)) + "\n")
         sys.stdout.flush()
 
-    engine = None if args.no_engine else engine_source(args.docker_host, homes, args.sandbox_dir, args.root)
-    guard = guardmod.Guard(roots_source(paths, homes, args.sandbox_dir, args.root), emit, log,
+    roots, engine = guard_scope.sources(paths, args.hermes_home, args.sandbox_dir, args.root, args.docker_host,
+                                        engine=not args.no_engine)
+    guard = guardmod.Guard(roots, emit, log,
                            dry_run=args.dry_run, caps=not args.no_caps, setuid=not args.no_setid,
                            setgid=not args.no_setid, rescan_interval=args.rescan_interval, engine_source=engine)
     try:

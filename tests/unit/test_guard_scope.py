@@ -1,0 +1,27 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""guard_scope: the guard's roots come from scope.derive, with the CLI's default Hermes home."""
+import os
+
+from sandboxguard import guard_scope
+
+
+def test_the_default_hermes_home_is_taken_only_when_no_other_root_is_named():
+    assert guard_scope.default_homes(["/h"], True, {}) == ["/h"]
+    assert guard_scope.default_homes([], True, {"HERMES_HOME": "/env"}) == []
+    assert guard_scope.default_homes([], False, {"HERMES_HOME": "/env"}) == ["/env"]
+    assert guard_scope.default_homes([], False, {}) == [os.path.join(os.path.expanduser("~"), ".hermes")]
+
+
+def test_explicit_paths_and_operator_roots_are_scope_roots_derived_again_at_each_call(tmp_path):
+    (tmp_path / "a").mkdir()
+    roots, engine = guard_scope.sources([str(tmp_path / "a")], [], None, [str(tmp_path / "b"), str(tmp_path / "a")],
+                                        engine=False)
+    assert engine is None
+    assert roots() == ([(str(tmp_path / "a"), "operator"), (str(tmp_path / "b"), "operator")], [])
+    (tmp_path / "b").mkdir()
+    os.symlink(str(tmp_path / "a"), str(tmp_path / "b" / "c"))
+    roots = guard_scope.sources([], [], str(tmp_path / "b" / "c"), engine=False)[0]
+    usable, refused = roots()
+    assert usable == [] and "goes through a symlink" in refused[0]["reason"]
+    assert callable(guard_scope.sources([], ["/nowhere"], None, docker_host="unix:///nowhere.sock")[1])
