@@ -112,8 +112,10 @@ def test_tarball_carries_the_module_utils_copy_of_the_library(built):
     with tarfile.open(str(out / tarballs[0])) as tar:
         names = set(tar.getnames())
     source = os.path.join(TOP, "python", "src", "sandboxguard")
-    expected = {"plugins/module_utils/sandboxguard/" + n for n in os.listdir(source) if n.endswith(".py")}
-    assert expected and expected <= names
+    expected = {"plugins/module_utils/sandboxguard/" + os.path.relpath(os.path.join(here, n), source)
+                for here, _dirs, files in os.walk(source) if "__pycache__" not in here
+                for n in files if n.endswith(".py")}
+    assert expected and any("/_bwrap/" in n for n in expected) and expected <= names
 
 
 def test_installed_collection_reports_the_galaxy_version(installed):
