@@ -450,24 +450,38 @@ def check_table(data, filename="-"):
     return []
 
 
+def is_header_line(skipped, line):
+    """The header rule, written once: a stored table starts with up to NHEADER_LINES lines
+    that begin with ``#`` (the ones :func:`header_lines` writes), which ``crontab -l`` and
+    ``-e`` hide. *line* (bytes or str) is one more of them when *skipped* came before it and
+    it starts with ``#``; the header ends at the first line that is not one. leaks and
+    leaks_remove use this rule too (this file stays self-contained: it runs as the shim)."""
+    return skipped < NHEADER_LINES and line[:1] in (b"#", "#")
+
+
+def header_end(data):
+    """(bytes, lines) of the header at the start of the stored table *data* (bytes)."""
+    pos = count = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        if not is_header_line(count, data[pos:] if end < 0 else data[pos:end]):
+            break
+        count += 1
+        pos = len(data) if end < 0 else end + 1
+    return pos, count
+
+
 def strip_header(data, keep_header=False):
-    """What ``crontab -l`` prints for a stored table: up to three leading ``#`` lines
-    hidden (unless *keep_header*), and backspace and carriage return made visible."""
+    """What ``crontab -l`` prints for a stored table: the header hidden (unless
+    *keep_header*), and backspace and carriage return made visible (but in the first
+    character after a short header, which cron prints as it read it)."""
     out = bytearray()
     pos = 0
     if not keep_header:
-        for _header_line in range(NHEADER_LINES):
-            if pos >= len(data):
-                break
-            if data[pos] != 0x23:
-                out.append(data[pos])
-                pos += 1
-                break
-            end = data.find(b"\n", pos)
-            if end < 0:
-                pos = len(data)
-                break
-            pos = end + 1
+        pos, count = header_end(data)
+        if count < NHEADER_LINES and pos < len(data):
+            out.append(data[pos])
+            pos += 1
     rest = data[pos:]
     out += rest.replace(b"\b", b"\\b").replace(b"\r", b"\\r")
     return bytes(out)
@@ -475,20 +489,8 @@ def strip_header(data, keep_header=False):
 
 def editable_text(data):
     """What ``crontab -e`` puts in the temporary file for a stored table (header removed)."""
-    pos = 0
-    for _header_line in range(NHEADER_LINES):
-        if pos >= len(data):
-            return b""
-        if data[pos] != 0x23:
-            return data[pos:]
-        end = data.find(b"\n", pos)
-        if end < 0:
-            return b""
-        pos = end + 1
-    return data[pos:]
+    return data[header_end(data)[0]:]
 
-
-# --- the command ------------------------------------------------------------------------
 
 class _Streams:
     def __init__(self, stdin=None, stdout=None, stderr=None):
