@@ -750,7 +750,7 @@ def _write_private(path, data, mode=0o600):
     because it also runs standalone as the shim (``/usr/bin/python3 crontab``), where the
     package cannot be imported. Same steps; used for the table only, which the shim writes
     as the user the eval runs as, in that run's own directory. Installing the shim itself
-    is eval_tools' (through descriptors: root does that).
+    is _terminal.eval_tools' (through descriptors: root does that).
     """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -945,8 +945,8 @@ def shim_source(python=SHIM_PYTHON):
     return "#!%s\n" % python + "".join(lines)
 
 
-def _installer(name="eval_tools"):
-    """The package's installer (eval_tools: through descriptors, with safefs and atomicfile),
+def _installer(name="_terminal.eval_tools"):
+    """The package's installer (_terminal/eval_tools.py: through descriptors, with safefs and atomicfile),
     or another module of the package (``name``).
 
     Imported by name at call time: this file runs standalone as the shim too, where it has
@@ -967,7 +967,7 @@ def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False
     *python* None means :func:`shim_python`: Debian's /usr/bin/python3, which any user
     can run, unlike a Python under root's 0700 home. Returns (path, changed). Touches
     the disk unless *dry_run* (``check``: its deprecated alias, warns), which only reports
-    whether it would change. Through the package's ``eval_tools`` (the directory proven
+    whether it would change. Through the package's ``_terminal.eval_tools`` (the directory proven
     and written through descriptors; safefs.PathRefused for one reached through a symlink
     another user could have planted).
     """
@@ -980,7 +980,7 @@ def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
     """Write *text* (bytes) as ``<bin_dir>/<name>`` with *mode*, atomically, when it differs.
 
     Returns (path, changed); with *dry_run* (``check``: its deprecated alias, warns)
-    nothing is written. See eval_tools.install_text, which does it.
+    nothing is written. See _terminal.eval_tools.install_text, which does it.
     """
     dry_run = _installer("report").dry_run_arg(dry_run, check, "crontab.install_text")
     return _installer().install_text(bin_dir, name, text, mode, dry_run)
