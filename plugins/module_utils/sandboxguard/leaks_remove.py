@@ -37,7 +37,7 @@ import time
 
 from . import atomicfile, leaks, proc, safefs, safemove
 from . import report as envelope
-from .crontab import is_header_line
+from ._core.crontab_header import is_header_line
 from .text import escape
 
 DEFAULT_QUARANTINE = "/var/lib/sandboxguard/quarantine"

@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Cron tables: the jobs of a stored crontab, read whole and streamed (a job after a 2 MiB
 comment line is found; a NUL splits a line as cron's reader does), and the ``cron_job``
-findings of a user's table in the spool. The header rule is crontab.py's (is_header_line).
+findings of a user's table in the spool. The header rule is crontab.py's
+(_core.crontab_header.is_header_line, its twin).
 """
 import os
 import re
@@ -11,7 +12,7 @@ import time
 
 from .. import defaults
 from .. import report as envelope
-from ..crontab import is_header_line
+from .._core.crontab_header import is_header_line
 from ..text import escape
 from .reading import finding, iter_lines, open_dir, read_chunks, read_regular
 
@@ -26,7 +27,7 @@ def iter_cron_jobs(chunks, cap=MAX_LINE_BYTES):
     """The jobs of a stored crontab given as byte chunks: yield (line number, text, truncated).
 
     The header lines crontab writes are skipped the way ``crontab -l`` skips them
-    (crontab.is_header_line); comments, blank lines and environment assignments are not
+    (_core.crontab_header.is_header_line); comments, blank lines and environment assignments are not
     jobs. Line numbers count the lines ``crontab -l`` would print, from 1. A NUL ends cron's
     string (misc.c get_string), so what follows it on the line is read as another entry, as
     cron does. *truncated* is True for a job on a line longer than *cap* (only its start was kept).
