@@ -195,8 +195,6 @@ def _read_step(exec_fn, resolved, max_bytes, open_timeout, report):
     return data
 
 
-
-
 def fetch(exec_fn, src, dest_dir, *, max_bytes=DEFAULT_MAX_BYTES, remote_home=None, remote_hermes_home=None,
           strict=False, name=None, private=False, executable=False, overwrite=True,
           open_timeout=DEFAULT_OPEN_TIMEOUT_S, dry_run=False, create_dest=False, after_pass2=None):

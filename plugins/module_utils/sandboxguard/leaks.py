@@ -161,7 +161,6 @@ def _collect(accounts, users, tmp_dir, tmp_patterns, spool_dir, at_spool_dirs, r
     return findings
 
 
-
 def audit(accounts=None, users=None, tmp_dir=TMP_DIR, tmp_patterns=DEFAULT_TMP_PATTERNS, spool_dir=SPOOL_DIR,
           min_age=0, now=None, at_spool_dirs=AT_SPOOL_DIRS, runtime_root=RUNTIME_ROOT, baseline=None):
     """Audit the host; return the report dict.

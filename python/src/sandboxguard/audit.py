@@ -228,7 +228,7 @@ def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, inclu
             continue
         try:
             report = configure_terminal_home(home, wanted or DEFAULT_MODE, where, include_profiles,
-                                                create_profile_home and wanted is not None, dry_run=True)
+                                             create_profile_home and wanted is not None, dry_run=True)
         except (HomeModeError, YamlEditError, OSError, UnicodeDecodeError) as exc:
             errors.append(_error("home_mode", home, str(exc)))
             continue

@@ -81,7 +81,7 @@ def audit_cron_spool(user, spool_dir=SPOOL_DIR, now=None, report=None):
             entry = text[:MAX_ENTRY_CHARS]
             occurrence = seen[entry] = seen.get(entry, 0) + 1
             item = finding("cron_job", path, info, now, "job in %s's crontab: %s" % (user, escape(entry[:200])),
-                            user=user, line=number, entry=entry)
+                           user=user, line=number, entry=entry)
             # a job is the same job wherever its line moved; the table's mtime does not matter
             item["_key"] = "\0".join(("cron_job", path, entry, str(occurrence)))
             item["_sig"] = None

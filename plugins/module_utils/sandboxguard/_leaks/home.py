@@ -52,12 +52,12 @@ def _unit_findings(user, base, parts, scope, report, now, budget):
                     target = None
             wanted_by = parent.rsplit(".", 1)[0]
             findings.append(finding(kind, path, info, now, "%s enabled for %s (systemctl --user enable), wanted "
-                                     "by %s" % (escape(name), user, escape(wanted_by)), user=user, unit=name,
-                                     wanted_by=wanted_by, target=target, scope=scope))
+                                    "by %s" % (escape(name), user, escape(wanted_by)), user=user, unit=name,
+                                    wanted_by=wanted_by, target=target, scope=scope))
         elif name.endswith(UNIT_SUFFIXES):
             findings.append(finding("user_unit", path, info, now,
-                                     "systemd user unit of %s in %s" % (user, escape(top)),
-                                     user=user, unit=name, scope=scope))
+                                    "systemd user unit of %s in %s" % (user, escape(top)),
+                                    user=user, unit=name, scope=scope))
     return findings
 
 
@@ -70,12 +70,12 @@ def audit_home(user, home, now=None, report=None, budget=None):
     findings = []
     for path, info, _fd, _name in walk_under(home, HERMES_SCRIPTS, report, budget):
         findings.append(finding("hermes_script", path, info, now, "script in %s's real ~/.hermes/scripts" % user,
-                                 user=user))
+                                user=user))
     for parts in USER_UNIT_DIRS:
         findings += _unit_findings(user, home, parts, "persistent", report, now, budget)
     for path, info, _fd, name in walk_under(home, AUTOSTART, report, budget):
         findings.append(finding("autostart", path, info, now, "desktop autostart entry of %s (runs at the next "
-                                 "login)" % user, user=user, entry=name))
+                                "login)" % user, user=user, entry=name))
     for path, info, _fd, _name in walk_under(home, SSH_DIR, report, budget):
         findings.append(finding("ssh_file", path, info, now, "file in %s's real ~/.ssh" % user, user=user))
     for parts in SHELL_RC_FILES:
@@ -107,7 +107,7 @@ def audit_runtime(user, uid, runtime_root=RUNTIME_ROOT, now=None, report=None, b
     for path, info, _fd, name in walk_under(base, TRANSIENT_UNITS, report, budget):
         if name.endswith(UNIT_SUFFIXES):
             findings.append(finding("transient_unit", path, info, now, "transient systemd user unit of %s "
-                                     "(systemd-run --user) still loaded" % user, user=user, unit=name))
+                                    "(systemd-run --user) still loaded" % user, user=user, unit=name))
     findings += _unit_findings(user, base, RUNTIME_UNITS, "runtime", report, now, budget)
     return findings
 
@@ -145,7 +145,7 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=N
                 except (OSError, safefs.PathRefused):
                     empty = None
             item = finding("tmp_run_dir", path, info, now, "run directory left in %s" % escape(tmp_dir),
-                            user=uid_names.get(info.st_uid), empty=empty)
+                           user=uid_names.get(info.st_uid), empty=empty)
             item["_sig"] = [info.st_ino, info.st_mtime_ns]
             findings.append(item)
     finally:

@@ -20,7 +20,6 @@ class LeakAuditError(InputError):
     """Bad input (a baseline file that cannot be used, a bad mode); the message names the fix."""
 
 
-
 def compare(findings, baseline):
     """The findings added or changed since *baseline* (a :func:`snapshot`), with ``change``."""
     before = {item["key"]: item.get("sig") for item in baseline["items"]}
