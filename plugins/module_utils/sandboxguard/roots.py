@@ -76,7 +76,7 @@ class OpenRoot(HeldFd):
     ``st``: the root's own fstat (the directory's, or the file's O_PATH handle's).
     """
 
-    __slots__ = ("fd", "name", "path", "st")
+    __slots__ = ("name", "path", "st")
 
     def __init__(self, path, fd, st, name=None):
         self.path, self.fd, self.st, self.name = path, fd, st, name

@@ -99,7 +99,7 @@ class HeldFd:
     """What holds one descriptor in ``fd`` (safefs.Dir, roots.OpenRoot): ``close`` it once, or
     use ``with``."""
 
-    __slots__ = ()
+    __slots__ = ("fd",)
 
     def close(self):
         if self.fd is not None:
@@ -121,7 +121,7 @@ class Dir(HeldFd):
     ``trusted``: this directory and every one above it are trusted (trusted_dir).
     """
 
-    __slots__ = ("fd", "path", "st", "trusted")
+    __slots__ = ("path", "st", "trusted")
 
     def __init__(self, fd, path, st, trusted):
         self.fd, self.path, self.st, self.trusted = fd, path, st, trusted
