@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The crontab header rule is one rule: crontab.py (the standalone shim, which imports nothing
 from the package) and _core/crontab_header.py (what the leak audit and leaks_remove import,
-so their payloads do not carry the shim) hold the same function, character for character, and
-every reader of a stored table hides the same lines."""
+so their payloads do not carry the shim) hold the same expression and answer alike, and every
+reader of a stored table hides the same lines."""
 import inspect
 
 import pytest
@@ -11,9 +11,16 @@ from sandboxguard import crontab, leaks, leaks_remove
 from sandboxguard._core import crontab_header
 
 
+def _rule(func):
+    return [line.strip() for line in inspect.getsource(func).splitlines() if line.strip().startswith("return ")]
+
+
 def test_the_shim_and_the_library_hold_the_same_rule():
-    assert inspect.getsource(crontab.is_header_line) == inspect.getsource(crontab_header.is_header_line)
+    assert _rule(crontab.is_header_line) == _rule(crontab_header.is_header_line) != []
     assert crontab.NHEADER_LINES == crontab_header.NHEADER_LINES == leaks.NHEADER_LINES
+    for skipped in range(5):
+        for line in (b"# x", b"#", b"", b" # x", b"x", "# x", "", "x"):
+            assert crontab.is_header_line(skipped, line) == crontab_header.is_header_line(skipped, line)
 
 
 @pytest.mark.parametrize("table", [

@@ -452,11 +452,7 @@ def check_table(data, filename="-"):
 
 
 def is_header_line(skipped, line):
-    """The header rule, written once: a stored table starts with up to NHEADER_LINES lines
-    that begin with ``#`` (the ones :func:`header_lines` writes), which ``crontab -l`` and
-    ``-e`` hide. *line* (bytes or str) is one more of them when *skipped* came before it and
-    it starts with ``#``; the header ends at the first line that is not one. leaks and
-    leaks_remove use this rule too (this file stays self-contained: it runs as the shim)."""
+    """The header rule; its twin for the library is _core/crontab_header.py (this file imports nothing)."""
     return skipped < NHEADER_LINES and line[:1] in (b"#", "#")
 
 
