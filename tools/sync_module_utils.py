@@ -4,8 +4,10 @@
 """Copy python/src/sandboxguard/ into plugins/module_utils/sandboxguard/.
 
 The library lives once, in python/src/sandboxguard/. Ansible modules import it as
-module_utils, so this script writes a byte-for-byte copy of every .py file there,
-preceded by one GENERATED line, and removes copies whose source is gone.
+module_utils, so this script writes a byte-for-byte copy of every .py file there and in
+its private packages (``_bwrap/``, ``_guard/``, ...: every subdirectory, recursively),
+preceded by one GENERATED line, and removes copies whose source is gone. File names are
+relative paths (``_bwrap/checks.py``).
 
     python3 tools/sync_module_utils.py          # write the copy
     python3 tools/sync_module_utils.py --check  # exit 1 and name each drifted file
@@ -23,14 +25,32 @@ TARGET = os.path.join(TOP, "plugins", "module_utils", "sandboxguard")
 HEADER = "# GENERATED from python/src/sandboxguard/{name} by tools/sync_module_utils.py: edit the source, not this copy.\n"  # noqa: E501
 
 
+def _tree(top):
+    """{relative path: full path} of every .py file below top, packages included; the links
+    found on the way ({relative path: full path}) apart (never followed)."""
+    files, links = {}, {}
+    for here, dirs, names in os.walk(top):
+        rel_dir = os.path.relpath(here, top)
+        for name in sorted(dirs):
+            if os.path.islink(os.path.join(here, name)):
+                links[os.path.normpath(os.path.join(rel_dir, name))] = os.path.join(here, name)
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(here, d)))
+        for name in sorted(names):
+            path = os.path.join(here, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            if os.path.islink(path):
+                links[rel] = path
+            elif name.endswith(".py") and os.path.isfile(path):
+                files[rel] = path
+    return files, links
+
+
 def expected_copies(source=SOURCE):
-    """Return {file name: bytes} for every .py file of the library package."""
+    """Return {relative path: bytes} for every .py file of the library package and its packages."""
     copies = {}
-    for name in sorted(os.listdir(source)):
-        path = os.path.join(source, name)
-        if name.endswith(".py") and os.path.isfile(path) and not os.path.islink(path):
-            with open(path, "rb") as handle:
-                copies[name] = HEADER.format(name=name).encode() + handle.read()
+    for rel, path in sorted(_tree(source)[0].items()):
+        with open(path, "rb") as handle:
+            copies[rel] = HEADER.format(name=rel).encode() + handle.read()
     return copies
 
 
@@ -40,18 +60,16 @@ def drift(source=SOURCE, target=TARGET):
     problems = []
     have = set()
     if os.path.isdir(target):
-        for name in sorted(os.listdir(target)):
-            path = os.path.join(target, name)
-            if os.path.islink(path):
-                problems.append((name, "is a symlink"))
-            elif name.endswith(".py"):
-                have.add(name)
-                if name not in want:
-                    problems.append((name, "has no source"))
-                else:
-                    with open(path, "rb") as handle:
-                        if handle.read() != want[name]:
-                            problems.append((name, "differs from its source"))
+        files, links = _tree(target)
+        problems.extend((name, "is a symlink") for name in sorted(links))
+        for name, path in sorted(files.items()):
+            have.add(name)
+            if name not in want:
+                problems.append((name, "has no source"))
+            else:
+                with open(path, "rb") as handle:
+                    if handle.read() != want[name]:
+                        problems.append((name, "differs from its source"))
     for name in sorted(set(want) - have):
         problems.append((name, "is missing"))
     return problems
@@ -62,13 +80,17 @@ def sync(source=SOURCE, target=TARGET):
     want = expected_copies(source)
     os.makedirs(target, exist_ok=True)
     touched = []
-    for name in sorted(os.listdir(target)):
-        path = os.path.join(target, name)
-        if name.endswith(".py") and name not in want:
+    files, links = _tree(target)
+    for name, path in sorted({**files, **links}.items()):
+        if name not in want:
             os.unlink(path)
             touched.append(name)
+    for here, _dirs, _names in os.walk(target, topdown=False):
+        if here != target and not os.listdir(here):
+            os.rmdir(here)  # a package whose source is gone
     for name, data in want.items():
         path = os.path.join(target, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         current = None
         if os.path.isfile(path) and not os.path.islink(path):
             with open(path, "rb") as handle:

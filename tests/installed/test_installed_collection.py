@@ -220,8 +220,10 @@ def test_the_installed_copy_carries_the_library_as_module_utils_and_the_cli_for_
     on hosts with library_install comes from the installed python/src/sandboxguard_cli."""
     installed = os.path.join(controller.collections, "ansible_collections", "sandboxguard", "boundary")
 
-    def py_files(*parts):
-        return sorted(n for n in os.listdir(os.path.join(*parts)) if n.endswith(".py"))
+    def py_files(*parts):  # packages included (sandboxguard/_bwrap/...)
+        top = os.path.join(*parts)
+        return sorted(os.path.relpath(os.path.join(here, n), top) for here, dirs, names in os.walk(top)
+                      if "__pycache__" not in here.split(os.sep) for n in names if n.endswith(".py"))
 
     assert py_files(installed, "plugins", "module_utils", "sandboxguard") == py_files(TOP, "python", "src",
                                                                                    "sandboxguard")

@@ -112,8 +112,10 @@ def test_tarball_carries_the_module_utils_copy_of_the_library(built):
     with tarfile.open(str(out / tarballs[0])) as tar:
         names = set(tar.getnames())
     source = os.path.join(TOP, "python", "src", "sandboxguard")
-    expected = {"plugins/module_utils/sandboxguard/" + n for n in os.listdir(source) if n.endswith(".py")}
-    assert expected and expected <= names
+    expected = {"plugins/module_utils/sandboxguard/" + os.path.relpath(os.path.join(here, n), source)
+                for here, _dirs, files in os.walk(source) if "__pycache__" not in here
+                for n in files if n.endswith(".py")}
+    assert expected and any("/_bwrap/" in n for n in expected) and expected <= names
 
 
 def test_installed_collection_reports_the_galaxy_version(installed):
@@ -130,7 +132,11 @@ def test_installed_collection_reports_the_galaxy_version(installed):
 def test_module_utils_import_from_the_installed_copy(installed):
     env, path = installed
     directory = os.path.join(path, "plugins", "module_utils", "sandboxguard")
-    names = sorted(n[:-3] for n in os.listdir(directory) if n.endswith(".py") and n != "__init__.py")
+    names = sorted(os.path.relpath(os.path.join(here, n), directory)[:-3].replace(os.sep, ".")
+                   for here, _dirs, files in os.walk(directory) if "__pycache__" not in here
+                   for n in files if n.endswith(".py") and (n != "__init__.py" or here != directory))
+    names = [n[:-len(".__init__")] if n.endswith(".__init__") else n for n in names]
+    assert any(n.startswith("_bwrap.") for n in names), names  # the private packages import too
     code = (
         "import importlib, sys\n"
         "base = 'ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard'\n"

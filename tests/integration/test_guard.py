@@ -306,14 +306,14 @@ def test_tree_moved_in_and_swapped_for_a_symlink_before_its_walk_is_walked_from_
     (tree / "bin").mkdir(parents=True)
     files = [make_file(tree / "bin" / ("s%d" % i), 0o4755) for i in range(5)]
     settle(guard)
-    monkeypatch.setattr(guardmod, "MAX_JOBS", 0)  # every walk waits: the swap lands before the walk starts
+    monkeypatch.setattr(guard.guard.pool, "max_jobs", 0)  # every walk waits: the swap lands before the walk starts
     dest = sandbox / "task" / "dist"
     os.rename(tree, dest)
     settle(guard, wait_jobs=False)
     assert [job["kind"] for job in guard.guard.waiting] == ["tree"]
     os.rename(dest, sandbox / "task" / "dist.moved")  # the tree moves on (its events are not handled)...
     os.symlink(decoy, dest)  # ...and its old name leads outside
-    monkeypatch.setattr(guardmod, "MAX_JOBS", 4)
+    monkeypatch.setattr(guard.guard.pool, "max_jobs", 4)
     guard.guard.start_waiting()
     assert guard.guard.wait_jobs(WAIT_S), guard.logs
     assert mode_of(host_file) == 0o4755, "the tree's walk followed the symlink left at its name"
@@ -323,8 +323,8 @@ def test_tree_moved_in_and_swapped_for_a_symlink_before_its_walk_is_walked_from_
 
 
 def test_waiting_trees_beyond_the_bound_become_one_sweep_of_their_root(guard, sandbox, outside, monkeypatch):
-    monkeypatch.setattr(guardmod, "MAX_JOBS", 0)
-    monkeypatch.setattr(guardmod, "MAX_WAITING_TREES", 3)
+    monkeypatch.setattr(guard.guard.pool, "max_jobs", 0)
+    monkeypatch.setattr(guard.guard.pool, "max_waiting_trees", 3)
     for i in range(6):
         (outside / ("t%d" % i)).mkdir()
         make_file(outside / ("t%d" % i) / "suid", 0o4755)
@@ -334,7 +334,7 @@ def test_waiting_trees_beyond_the_bound_become_one_sweep_of_their_root(guard, sa
     settle(guard, wait_jobs=False)
     kinds = [job["kind"] for job in guard.guard.waiting]
     assert kinds.count("tree") == 3 and kinds.count("sweep") == 1, kinds  # descriptors held: 3, not 6
-    monkeypatch.setattr(guardmod, "MAX_JOBS", 4)
+    monkeypatch.setattr(guard.guard.pool, "max_jobs", 4)
     guard.guard.start_waiting()
     assert guard.guard.wait_jobs(WAIT_S), guard.logs
     assert not any(privileged(sandbox / "task" / ("t%d" % i) / "suid") for i in range(6)), guard.logs

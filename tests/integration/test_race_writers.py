@@ -4,7 +4,7 @@
 attacker swapping components of its own tree (tests/integration/racing.py; issue 19).
 
 One test per row of the issue's attack table that these writers owned: the profile home
-made or tightened (home_mode._ensure_profile_home), config.yaml and .env rewritten
+made or tightened (_terminal.configure._ensure_profile_home), config.yaml and .env rewritten
 (configure_terminal_home, hermes_config.set_config), a FIFO config, and the CLI run as
 root on an agent's directory (home-env, the eval tools and the eval-run wrapper, fetch
 --local --dest). Each attacker won against the code before the fix (the numbers are in
@@ -187,7 +187,7 @@ def refusals(report):
     return [error for error in report.get("errors", [])]
 
 
-# --- home_mode._ensure_profile_home ----------------------------------------------------------
+# --- _terminal.configure._ensure_profile_home ----------------------------------------------------------
 
 def test_a_missing_profile_home_is_made_without_giving_a_root_file_to_the_agent(world):
     hermes = hermes_home(world, text=b"terminal:\n  home_mode: profile\n")

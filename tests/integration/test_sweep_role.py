@@ -120,7 +120,32 @@ def installed(tmp_path_factory):
                  "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard")}
     rc, _stats, out = run_role(tmp_path, variables)
     assert rc == 0, out
-    return {"home": home, "cli": variables["sandbox_sweep_cli_path"]}
+    return {"home": home, "cli": variables["sandbox_sweep_cli_path"], "lib": tmp_path / "lib"}
+
+
+def py_tree(top):
+    """{path relative to top: bytes} of every .py file below top, at any depth."""
+    found = {}
+    for here, dirs, names in os.walk(top):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names:
+            if name.endswith(".py"):
+                with open(os.path.join(here, name), "rb") as handle:
+                    found[os.path.relpath(os.path.join(here, name), top)] = handle.read()
+    return found
+
+
+def test_the_role_installs_the_whole_library_and_cli_tree_packages_included(installed):
+    """What library_install put on the host is the module_utils copy and the CLI, every .py
+    file of every package (sandboxguard/_bwrap/..., sandboxguard_cli/commands/...), byte for byte."""
+    want = {"sandboxguard/" + rel: data
+            for rel, data in py_tree(os.path.join(TOP, "plugins", "module_utils", "sandboxguard")).items()}
+    want.update({"sandboxguard_cli/" + rel: data
+                 for rel, data in py_tree(os.path.join(TOP, "python", "src", "sandboxguard_cli")).items()})
+    assert any(name.startswith("sandboxguard/_") and name.count("/") == 2 for name in want), "no private package"
+    have = py_tree(str(installed["lib"]))
+    assert sorted(have) == sorted(want)
+    assert [name for name in want if have[name] != want[name]] == []
 
 
 def assert_swept(path):

@@ -1,13 +1,14 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""eval_tools: the crontab shim and the eval-run wrapper installed through descriptors
+"""_terminal.eval_tools: the crontab shim and the eval-run wrapper installed through descriptors
 (raced in tests/integration/test_race_writers.py)."""
 import os
 import stat
 import subprocess
 
 import pytest
-from sandboxguard import crontab, eval_tools, home_mode, safefs
+from sandboxguard import crontab, home_mode, safefs
+from sandboxguard._terminal import eval_tools
 
 
 def test_install_text_writes_then_leaves_an_identical_file_alone(tmp_path):

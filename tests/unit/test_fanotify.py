@@ -6,6 +6,7 @@ import struct
 
 from sandboxguard import fanotify
 from sandboxguard import guard as guardmod
+from sandboxguard._guard.handles import fsid_key
 
 HANDLE = struct.pack("=Ii", 8, 1) + b"\x01\x02\x03\x04\x05\x06\x07\x08"
 
@@ -25,7 +26,7 @@ def test_dfid_name_record_gives_directory_handle_fsid_and_name():
     (ev,) = fanotify.parse_events(buf)
     assert ev.mask == fanotify.FAN_CREATE and ev.pid == 42
     assert ev.dir_handle == HANDLE and ev.fsid == (7, -2) and ev.name == b"suid"
-    assert guardmod._fsid_key(ev.fsid) == 7 | (0xFFFFFFFE << 32)
+    assert fsid_key(ev.fsid) == 7 | (0xFFFFFFFE << 32)
 
 
 def test_name_with_newline_and_non_utf8_bytes_is_kept_as_bytes():

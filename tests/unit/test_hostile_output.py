@@ -139,3 +139,37 @@ def test_scope_reasons_and_root_sources_escape_agent_names(tmp_path):
                                          lambda path: path, lambda path, kind=kind: kind)
         assert "\n" not in decision["reason"] and decision["source"] == real, decision
         decision["reason"].encode("utf-8")
+
+
+def test_every_line_the_guard_logs_escapes_the_names_in_it(tmp_path):
+    """The guard's own log lines (a refused root, a root it cannot watch, a root gone, a sweep
+    and its per-file errors, nothing to guard), built by its real code from roots whose names
+    hold a newline, an escape sequence and a backslash: each line is one printable line with
+    the name as text.escape shows it, never raw and never merely squashed by one_line."""
+    hostile = tmp_path / "t\nWARNING: forged\x1b[2J\\n"
+    hostile.mkdir()
+    missing = str(tmp_path / "later\nFORGED")
+    logged = []
+    wanted = [[(str(hostile), "hermes"), (missing, "hermes")]]
+    guard = guardmod.Guard(lambda: (wanted[0], [{"path": FORGED, "reason": "goes through a symlink"}]),
+                           lambda record: None, logged.append)
+    guard.rootset.refresh(-1)  # no fanotify fd: the mark fails and the guard says so
+    [root] = guard.roots.values()
+    guard.pool._finish({"kind": "sweep", "paths": [root.path], "reason": "start", "read_at": None,
+                        "started": 0.0, "chunks": [json.dumps({
+                            "counts": {"files": 1, "setid": 0, "caps": 0, "errors": 1}, "complete": True,
+                            "files": [], "errors": [{"path": root.path + "/x\ny", "error": "EPERM"}]}).encode()]})
+    hostile.rmdir()
+    guard.rootset.refresh(-1)
+    wanted[0] = [(missing, "hermes")]
+    guard.start_sweep([], "nothing")
+    guard.log("nothing to guard yet (%s)" % guardmod.names(p for p, _s in wanted[0]))
+    guard.close()
+    assert len(logged) >= 6, logged
+    for line in logged:
+        _clean(line)
+        assert "\n" not in line and "\x1b" not in line, line
+    text = "\n".join(logged)
+    for name in (str(hostile), FORGED, root.path + "/x\ny", missing):
+        assert escape(name) in text, (name, logged)
+    assert str(hostile).replace("\n", "\\n").replace("\x1b", "\\x1b") not in text  # the backslash is escaped too

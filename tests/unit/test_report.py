@@ -144,9 +144,12 @@ def test_a_fetch_report_is_the_envelope_and_a_refusal_is_its_one_error(tmp_path)
 
 # -- one vocabulary: one import name, one place an error entry is made --------------------
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCES = (("python", "src", "sandboxguard"), ("python", "src", "sandboxguard_cli"),
-           ("python", "src", "sandboxguard_cli", "commands"), ("plugins", "modules"), ("plugins", "module_utils"),
-           ("plugins", "action"), ("plugins", "filter"))
+_LIB = os.path.join(TOP, "python", "src", "sandboxguard")
+SOURCES = (("python", "src", "sandboxguard"), *(("python", "src", "sandboxguard", d) for d in sorted(os.listdir(_LIB))
+                                                if d.startswith("_") and os.path.isdir(os.path.join(_LIB, d, ""))
+                                                and d != "__pycache__"),
+           ("python", "src", "sandboxguard_cli"), ("python", "src", "sandboxguard_cli", "commands"),
+           ("plugins", "modules"), ("plugins", "module_utils"), ("plugins", "action"), ("plugins", "filter"))
 LIBRARY_MODULES = {n[:-3] for n in os.listdir(os.path.join(TOP, "python", "src", "sandboxguard")) if n.endswith(".py")}
 
 
@@ -167,7 +170,7 @@ def _imports():
 
 def _is_library(node):
     module = node.module or ""
-    return (node.level == 1 and not module) or module in ("sandboxguard",) or module.endswith(
+    return (node.level >= 1 and not module) or module in ("sandboxguard",) or module.endswith(
         "module_utils.sandboxguard")
 
 
@@ -175,7 +178,7 @@ def test_report_is_imported_under_one_name_everywhere():
     found = []
     for where, node in _imports():
         module = node.module or ""
-        if (node.level == 1 and module == "report") or module.endswith("sandboxguard.report"):
+        if (node.level >= 1 and module == "report") or module.endswith("sandboxguard.report"):
             names = ", ".join(a.name for a in node.names)
             found.append("%s:%d: from %s import %s" % (where, node.lineno, module, names))
         elif _is_library(node):

@@ -48,3 +48,26 @@ def test_copy_starts_with_generated_line_then_the_source_bytes(tmp_path):
     first, rest = copy.split(b"\n", 1)
     assert first.startswith(b"# GENERATED from python/src/sandboxguard/__init__.py")
     assert rest == source
+
+
+def test_private_packages_are_copied_and_removed_with_their_source(tmp_path):
+    """The library's private packages (_bwrap/, _guard/, ...) are part of the copy: a file in
+    a package is copied, an edit to its copy is drift, a package whose source is gone goes."""
+    sync = load_sync()
+    packages = sorted({os.path.dirname(name) for name in sync.expected_copies()} - {""})
+    assert "_bwrap" in packages, packages
+    source, target = tmp_path / "src", tmp_path / "dst"
+    shutil.copytree(sync.SOURCE, str(source), ignore=shutil.ignore_patterns("__pycache__"))
+    (source / "_new").mkdir()
+    (source / "_new" / "__init__.py").write_text("")
+    (source / "_new" / "piece.py").write_text("X = 1\n")
+    sync.sync(str(source), str(target))
+    assert (target / "_new" / "piece.py").read_text().endswith("X = 1\n")
+    assert sync.drift(str(source), str(target)) == []
+    (target / "_bwrap" / "checks.py").write_text("# edited\n")
+    assert sync.drift(str(source), str(target)) == [("_bwrap/checks.py", "differs from its source")]
+    shutil.rmtree(str(source / "_new"))
+    assert sorted(sync.drift(str(source), str(target)))[:2] == [
+        ("_bwrap/checks.py", "differs from its source"), ("_new/__init__.py", "has no source")]
+    sync.sync(str(source), str(target))
+    assert sync.drift(str(source), str(target)) == [] and not (target / "_new").exists()

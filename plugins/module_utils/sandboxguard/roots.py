@@ -22,6 +22,7 @@ import stat
 
 from .errors import InputError
 from .mountinfo import mount_id_of_fd, read_mountinfo, source_paths
+from .safefs import HeldFd
 from .text import escape
 
 # Refused as roots, and so is everything beneath them: the system's own files.
@@ -66,7 +67,7 @@ _PATH_FLAGS = getattr(os, "O_PATH", 0o10000000) | os.O_NOFOLLOW | os.O_CLOEXEC
 _STEP_FLAGS = _PATH_FLAGS | os.O_DIRECTORY
 
 
-class OpenRoot:
+class OpenRoot(HeldFd):
     """A root opened component by component (see open_root). Close it when done.
 
     ``path``: the absolute path the chain of opens proves (str). For a directory,
@@ -75,7 +76,7 @@ class OpenRoot:
     ``st``: the root's own fstat (the directory's, or the file's O_PATH handle's).
     """
 
-    __slots__ = ("fd", "name", "path", "st")
+    __slots__ = ("name", "path", "st")
 
     def __init__(self, path, fd, st, name=None):
         self.path, self.fd, self.st, self.name = path, fd, st, name
@@ -83,17 +84,6 @@ class OpenRoot:
     @property
     def is_dir(self):
         return self.name is None
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def _components(text):

@@ -69,8 +69,6 @@ from .forked import MAX_WORKERS, WORKER_GRACE_S, WORKER_STOP_S, Stopped, stop_ch
 from .roots import RootRefused, open_root
 from .walk import FD_RESERVE, MAX_HELD_DIR_FDS, SHARE_FRONTIER, held_fd_cap, new_report
 
-_fork_json = forked.fork_json  # used by the guard's forked sweeps
-
 # What `from sandboxguard.strip import ...` offers: the names re-exported above (the walk and
 # the file actions moved to walk.py and fileops.py) and this module's own entry points.
 __all__ = [

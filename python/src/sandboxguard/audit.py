@@ -209,12 +209,14 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
 def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, include_profiles=True,
                     create_profile_home=True):
     """TERMINAL_HOME_MODE per Hermes home and profile against *mode* (reads only)."""
-    from . import home_mode as hm  # noqa: PLC0415
+    # the two pieces of home_mode it uses, not home_mode: no eval tools in audit_info's payload
+    from ._terminal.configure import configure_terminal_home  # noqa: PLC0415
+    from ._terminal.modes import DEFAULT_MODE, HomeModeError, normalize_mode  # noqa: PLC0415
     from .yamlconf import YamlEditError  # noqa: PLC0415
 
     if not hermes_homes:
         return _result(audit_record.SKIPPED, reason="no Hermes home given")
-    wanted = hm.normalize_mode(mode) if mode else None
+    wanted = normalize_mode(mode) if mode else None
     findings, errors, absent, homes = [], [], [], []
     for home in hermes_homes:
         if not os.path.isdir(home):
@@ -224,9 +226,9 @@ def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, inclu
                 absent.append(home)
             continue
         try:
-            report = hm.configure_terminal_home(home, wanted or hm.DEFAULT_MODE, where, include_profiles,
-                                                create_profile_home and wanted is not None, dry_run=True)
-        except (hm.HomeModeError, YamlEditError, OSError, UnicodeDecodeError) as exc:
+            report = configure_terminal_home(home, wanted or DEFAULT_MODE, where, include_profiles,
+                                             create_profile_home and wanted is not None, dry_run=True)
+        except (HomeModeError, YamlEditError, OSError, UnicodeDecodeError) as exc:
             errors.append(_error("home_mode", home, str(exc)))
             continue
         errors.extend(_error("home_mode", error["path"], error["error"]) for error in report["errors"])

@@ -450,24 +450,34 @@ def check_table(data, filename="-"):
     return []
 
 
+def is_header_line(skipped, line):
+    """The header rule; its twin for the library is _core/crontab_header.py (this file imports nothing)."""
+    return skipped < NHEADER_LINES and line[:1] in (b"#", "#")
+
+
+def header_end(data):
+    """(bytes, lines) of the header at the start of the stored table *data* (bytes)."""
+    pos = count = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        if not is_header_line(count, data[pos:] if end < 0 else data[pos:end]):
+            break
+        count += 1
+        pos = len(data) if end < 0 else end + 1
+    return pos, count
+
+
 def strip_header(data, keep_header=False):
-    """What ``crontab -l`` prints for a stored table: up to three leading ``#`` lines
-    hidden (unless *keep_header*), and backspace and carriage return made visible."""
+    """What ``crontab -l`` prints for a stored table: the header hidden (unless
+    *keep_header*), and backspace and carriage return made visible (but in the first
+    character after a short header, which cron prints as it read it)."""
     out = bytearray()
     pos = 0
     if not keep_header:
-        for _header_line in range(NHEADER_LINES):
-            if pos >= len(data):
-                break
-            if data[pos] != 0x23:
-                out.append(data[pos])
-                pos += 1
-                break
-            end = data.find(b"\n", pos)
-            if end < 0:
-                pos = len(data)
-                break
-            pos = end + 1
+        pos, count = header_end(data)
+        if count < NHEADER_LINES and pos < len(data):
+            out.append(data[pos])
+            pos += 1
     rest = data[pos:]
     out += rest.replace(b"\b", b"\\b").replace(b"\r", b"\\r")
     return bytes(out)
@@ -475,20 +485,8 @@ def strip_header(data, keep_header=False):
 
 def editable_text(data):
     """What ``crontab -e`` puts in the temporary file for a stored table (header removed)."""
-    pos = 0
-    for _header_line in range(NHEADER_LINES):
-        if pos >= len(data):
-            return b""
-        if data[pos] != 0x23:
-            return data[pos:]
-        end = data.find(b"\n", pos)
-        if end < 0:
-            return b""
-        pos = end + 1
-    return data[pos:]
+    return data[header_end(data)[0]:]
 
-
-# --- the command ------------------------------------------------------------------------
 
 class _Streams:
     def __init__(self, stdin=None, stdout=None, stderr=None):
@@ -748,7 +746,7 @@ def _write_private(path, data, mode=0o600):
     because it also runs standalone as the shim (``/usr/bin/python3 crontab``), where the
     package cannot be imported. Same steps; used for the table only, which the shim writes
     as the user the eval runs as, in that run's own directory. Installing the shim itself
-    is eval_tools' (through descriptors: root does that).
+    is _terminal.eval_tools' (through descriptors: root does that).
     """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -943,8 +941,8 @@ def shim_source(python=SHIM_PYTHON):
     return "#!%s\n" % python + "".join(lines)
 
 
-def _installer(name="eval_tools"):
-    """The package's installer (eval_tools: through descriptors, with safefs and atomicfile),
+def _installer(name="_terminal.eval_tools"):
+    """The package's installer (_terminal/eval_tools.py: through descriptors, with safefs and atomicfile),
     or another module of the package (``name``).
 
     Imported by name at call time: this file runs standalone as the shim too, where it has
@@ -965,7 +963,7 @@ def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False
     *python* None means :func:`shim_python`: Debian's /usr/bin/python3, which any user
     can run, unlike a Python under root's 0700 home. Returns (path, changed). Touches
     the disk unless *dry_run* (``check``: its deprecated alias, warns), which only reports
-    whether it would change. Through the package's ``eval_tools`` (the directory proven
+    whether it would change. Through the package's ``_terminal.eval_tools`` (the directory proven
     and written through descriptors; safefs.PathRefused for one reached through a symlink
     another user could have planted).
     """
@@ -978,7 +976,7 @@ def install_text(bin_dir, name, text, mode=0o755, dry_run=False, check=None):
     """Write *text* (bytes) as ``<bin_dir>/<name>`` with *mode*, atomically, when it differs.
 
     Returns (path, changed); with *dry_run* (``check``: its deprecated alias, warns)
-    nothing is written. See eval_tools.install_text, which does it.
+    nothing is written. See _terminal.eval_tools.install_text, which does it.
     """
     dry_run = _installer("report").dry_run_arg(dry_run, check, "crontab.install_text")
     return _installer().install_text(bin_dir, name, text, mode, dry_run)

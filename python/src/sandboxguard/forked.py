@@ -48,7 +48,7 @@ def fork_is_safe():
 
 
 class Stopped(BaseException):
-    """Raised in a forked walker by SIGTERM: unwind, report, exit (see _fork_json)."""
+    """Raised in a forked walker by SIGTERM: unwind, report, exit (see fork_json)."""
 
 
 def _raise_stopped(signum, _frame):

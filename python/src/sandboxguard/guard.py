@@ -39,99 +39,37 @@ How an event becomes a fix, and why an event is only ever a hint:
 
 What it does not do: ownership return (a running container is still writing; sweeps do
 that), and anything outside the roots. Events our own process causes are skipped.
+
+Where the pieces live (the private package ``_guard``): ``rootset`` (the roots, opened and
+marked), ``handles`` (the handle filter), ``events`` (event intake and the fix of one entry),
+``jobs`` (the forked walks and engine queries), ``lines`` (the records and lines people read).
+This module is the public face: ``Guard`` wires them together and runs the loop.
 """
 import errno
-import json
 import os
 import select
-import signal
 import stat
 import time
 
 from . import fanotify
 from . import strip as stripmod
-from .roots import OpenRoot, RootRefused, open_root
-from .text import escape, one_line
+from ._guard.events import MAX_READS_PER_POLL, READ_BYTES, EventIntake
+from ._guard.handles import MAX_CACHED_HANDLES, MAX_WALK_UP, HandleFilter
+from ._guard.jobs import ENGINE_QUERY_TIMEOUT_S, MAX_JOBS, MAX_WAITING_TREES, JobPool
+from ._guard.lines import file_record, human_line, names, say
+from ._guard.rootset import WATCH_MASK, Root, RootSet
 
-_WATCH_FILES = fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
-WATCH_MASK = _WATCH_FILES | fanotify.FAN_ONDIR | fanotify.FAN_EVENT_ON_CHILD
+__all__ = [
+    "COALESCE_S", "ENGINE_QUERY_TIMEOUT_S", "FALLBACK", "MAX_CACHED_HANDLES", "MAX_JOBS", "MAX_READS_PER_POLL",
+    "MAX_WAITING_TREES", "MAX_WALK_UP", "READ_BYTES", "RESCAN_INTERVAL_S", "SETID_BITS", "WATCH_MASK", "Guard",
+    "Root", "file_record", "human_line",
+]
+
 RESCAN_INTERVAL_S = 10.0  # how often roots are re-derived (a new sandbox dir, a remount)
-MAX_JOBS = 4  # forked walks (moved-in trees, full sweeps) at once; the rest wait
-MAX_WAITING_TREES = 256  # moved-in trees waiting with their directory held open; beyond: a sweep of the root
-MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over
-MAX_WALK_UP = 4096  # '..' steps before a directory counts as outside every root
-ENGINE_QUERY_TIMEOUT_S = 60.0  # a forked engine query older than this is killed and asked again
-MAX_READS_PER_POLL = 16  # reads of events (256 KiB each) handled before the loop looks at anything else
-READ_BYTES = 1 << 18
 COALESCE_S = 0.002  # wait this long after the fd turns readable, so a burst is read in one go
 FALLBACK = ("the sweep timer (sandboxguard-sweep.timer) and the events watcher "
             "(sandboxguard watch) still strip, at lifecycle points and on the timer, not in real time")
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
-_DIR_READ = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_DIR_PATH = getattr(os, "O_PATH", 0o10000000) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class Root:
-    """A root being guarded: opened once by roots.open_root (component by component, no
-    symlink anywhere in its path) and worked on from that descriptor only: its identity
-    (st_dev, st_ino) filters events, it is the mount fd for handles, the fanotify mark
-    goes through it and full sweeps walk from it. The name is looked up again only at a
-    rescan, to see whether it still leads to the same directory."""
-
-    __slots__ = ("dev", "fd", "fsid", "ino", "path", "source", "st")
-
-    def __init__(self, opened, source):
-        self.path = opened.path
-        self.source = source
-        self.fd = opened.fd  # O_RDONLY|O_DIRECTORY: open_by_handle_at refuses an O_PATH mount fd (EBADF)
-        self.st = opened.st
-        self.dev, self.ino = opened.st.st_dev, opened.st.st_ino
-        self.fsid = os.fstatvfs(self.fd).f_fsid
-
-    def opened(self):
-        """An OpenRoot for the walker around the held descriptor (which the Root keeps)."""
-        return OpenRoot(self.path, self.fd, self.st)
-
-    def __repr__(self):
-        return "Root(%r)" % self.path
-
-
-def _fsid_key(pair):
-    """The kernel's two-int fsid as glibc's statvfs f_fsid packs it (val[0] | val[1] << 32)."""
-    return (pair[0] & 0xFFFFFFFF) | ((pair[1] & 0xFFFFFFFF) << 32)
-
-
-def _fd_path(fd):
-    try:
-        return os.readlink("/proc/self/fd/%d" % fd)
-    except OSError:
-        return "?"
-
-
-def _where(opened):
-    """Where a held directory is now (/proc/self/fd), or the path it was proven at."""
-    now = _fd_path(opened.fd)
-    return now if now.startswith("/") and not now.endswith(" (deleted)") else opened.path
-
-
-def file_record(entry, latency_ms, via):
-    """One line of output for a fixed file (the --json object): the report entry's names."""
-    return {"path": entry["path"], "actions": entry["actions"], "mode_before": entry["mode_before"],
-            "mode_after": entry.get("mode_after"), "caps_before": entry.get("caps_before"),
-            "latency_ms": latency_ms, "via": via, "error": entry.get("error")}
-
-
-def human_line(record):
-    """The line people read for one fixed file: the name through text.escape (a newline or
-    an escape sequence a container put in a name never forges a line)."""
-    bits = "%s -> %s" % (record["mode_before"], record["mode_after"])
-    if record["caps_before"]:
-        bits += ", had %s" % escape(record["caps_before"])
-    when = "" if record["latency_ms"] is None else " %.0f ms after the change" % record["latency_ms"]
-    verb = "FAILED to strip" if record.get("error") else "stripped"
-    tail = ": %s" % one_line(record["error"]) if record.get("error") else ""
-    return "%s %s (%s; %s)%s [%s]%s" % (verb, escape(record["path"]), ", ".join(record["actions"]), bits, when,
-                                        record["via"], tail)
 
 
 class Guard:
@@ -144,7 +82,8 @@ class Guard:
     returns {"roots": [(path, source)], "error": str or None}: more roots (bind mounts on
     other filesystems) from an engine, asked without ever blocking the event loop.
     ``emit(record)`` receives one dict per fixed file (see file_record); ``log(text)``
-    one line per thing an operator should know (sweeps and why, refused roots, errors).
+    one line per thing an operator should know (sweeps and why, refused roots, errors),
+    always one printable line, every container-written name in it through text.escape.
     Touches the system: fanotify marks, and it changes files unless ``dry_run``.
     """
 
@@ -152,7 +91,7 @@ class Guard:
                  rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None, coalesce_s=COALESCE_S):
         self.roots_source = roots_source
         self.emit = emit
-        self.log = lambda text: log(one_line(text))  # names are escaped where a line is built
+        self.log = say(log)  # names are escaped where a line is built
         self.dry_run = dry_run
         self.actions = tuple(a for a, on in (("setid", setuid or setgid), ("caps", caps)) if on)
         self.setid_mask = (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0)
@@ -160,11 +99,6 @@ class Guard:
         self.rescan_interval = rescan_interval
         self.sweep_budget = sweep_budget
         self.fan_fd = None
-        self.roots = {}  # (dev, ino) -> Root
-        self.marked = {}  # st_dev -> path the mark was placed through
-        self.handle_cache = {}  # (fsid, handle) -> Root or None
-        self.jobs = {}  # read fd -> job dict (pid, kind, paths, chunks, started)
-        self.waiting = []  # jobs not started yet (MAX_JOBS running); a tree job holds its directory fd
         self.stopping = False
         self.pid = os.getpid()
         self.stats = {"batches": 0, "events": 0, "filtered": 0, "fixed": 0, "sweeps": 0, "overflows": 0,
@@ -173,10 +107,30 @@ class Guard:
         self.next_rescan = 0.0
         self.engine_source = engine_source
         self.coalesce_s = coalesce_s
-        self.engine_roots = []  # (path, source) the last engine query added
-        self.said = {}  # path -> the refusal last logged for it (said again only when it changes)
         self.engine_said = None
-        self.handle_errors_said = set()  # errnos of open_by_handle_at already logged
+        self.rootset = RootSet(roots_source, self.log)
+        self.handles = HandleFilter(self.rootset, self.stats, self.log)
+        walk_options = {"budget": sweep_budget, "dry_run": dry_run, "actions": self.actions,
+                        "setuid": bool(self.setid_mask & stat.S_ISUID), "setgid": bool(self.setid_mask & stat.S_ISGID)}
+        self.pool = JobPool(walk_options, self.rootset, self.emit_file, self.log, self.stats, self._engine_answered)
+        self.intake = EventIntake(self, self.handles, self.pool)
+
+    # -- what the collaborators hold, by the names callers and tests use ---------------
+    @property
+    def roots(self):
+        return self.rootset.roots
+
+    @property
+    def jobs(self):
+        return self.pool.jobs
+
+    @property
+    def waiting(self):
+        return self.pool.waiting
+
+    @property
+    def handle_cache(self):
+        return self.handles.cache
 
     # -- setup ---------------------------------------------------------------------
     def open(self):
@@ -212,23 +166,9 @@ class Guard:
             self.fan_fd = None
             raise fanotify.FanotifyUnavailable(exc.errno, text) from None
 
-    @staticmethod
-    def _probe_handles(fd):
-        """Open a held directory again by its own file handle; raises OSError when this
-        filesystem or this process cannot (EPERM, EOPNOTSUPP...)."""
-        os.close(fanotify.open_by_handle(fd, fanotify.handle_of_fd(fd), _DIR_PATH))
-
     def close(self):
-        for job in list(self.jobs.values()):
-            self._kill_job(job)
-        self.jobs.clear()
-        for job in self.waiting:
-            for opened in job.get("opened", ()) if job.get("owned") else ():
-                opened.close()
-        self.waiting.clear()
-        for root in self.roots.values():
-            os.close(root.fd)
-        self.roots.clear()
+        self.pool.close()
+        self.rootset.close()
         if self.fan_fd is not None:
             os.close(self.fan_fd)
             self.fan_fd = None
@@ -238,292 +178,55 @@ class Guard:
 
         Returns the roots that were queued for a full sweep.
         """
-        wanted, refused = self.roots_source()
-        wanted = list(wanted) + [tuple(item) for item in self.engine_roots]
-        said, self.said = self.said, {}
-        for item in refused:
-            self._say_refusal(said, item["path"], "refused root %s: %s" % (escape(item["path"]), item["reason"]))
-        old, current = self.roots, {}
-        for path, source in wanted:
-            try:
-                opened = open_root(path)  # refused exactly as strip refuses it
-            except RootRefused as exc:
-                if exc.reason != "does not exist":  # a sandbox dir not made yet: picked up when it is
-                    self._say_refusal(said, path, "refused root %s" % exc)
-                continue
-            except OSError as exc:
-                self._say_refusal(said, path, "cannot open root %s: %s" % (escape(path), exc.strerror))
-                continue
-            key = (opened.st.st_dev, opened.st.st_ino)
-            if key in current or key in old:
-                opened.close()  # the descriptor held since it was first proven stays the one used
-                current.setdefault(key, old.get(key))
-                continue
-            current[key] = Root(opened, source)
-        for key, root in old.items():
-            if key not in current:
-                self.log("root %s is gone or is another directory now: no longer guarded" % escape(root.path))
-                os.close(root.fd)
-        new = [root for key, root in current.items() if key not in old]
-        self.roots = current
-        for root in new:
-            # Marked through every new root, even on a filesystem marked before: adding a mark
-            # again is a no-op, and a st_dev seen before may be another filesystem now (an
-            # anonymous device number is reused once the old tmpfs is gone).
-            try:
-                self._probe_handles(root.fd)
-            except OSError as exc:
-                self.log("cannot watch %s (open_by_handle_at: %s): no real-time strip there, only sweeps"
-                         % (escape(root.path), os.strerror(exc.errno)))
-                continue
-            try:
-                fanotify.mark_filesystem(self.fan_fd, root.fd, WATCH_MASK)  # through the held fd
-            except OSError as exc:
-                self.log("cannot watch %s (fanotify_mark: %s): no real-time strip there, only sweeps"
-                         % (escape(root.path), exc.strerror))
-                continue
-            self.marked[root.dev] = root.path
-        self.handle_cache.clear()
+        new = self.rootset.refresh(self.fan_fd)
+        self.handles.clear()
         if new:
-            self.log("guarding %s" % ", ".join(escape(r.path) for r in new))
+            self.log("guarding %s" % names(r.path for r in new))
             self.start_sweep(new, reason)
         return new
-
-    def _say_refusal(self, said, path, line):
-        """Log why a root is not guarded the first time, and again only when the reason
-        changes (or after the root was accepted in between): not at every rescan."""
-        self.said[path] = line
-        if said.get(path) != line:
-            self.log(line)
 
     def probe_roots(self):
         """Try a filesystem mark on each existing root (added and removed again).
 
         Returns (tried, failures): the paths tried and [(path, reason)] where it fails.
         """
-        tried, failures = [], []
-        for path, _source in self.roots_source()[0]:
-            try:
-                opened = open_root(path)
-            except RootRefused:
-                continue
-            with opened:
-                tried.append(opened.path)
-                try:
-                    self._probe_handles(opened.fd)
-                except OSError as exc:
-                    failures.append((opened.path, "open_by_handle_at: %s" % os.strerror(exc.errno)))
-                    continue
-                try:
-                    fanotify.mark_filesystem(self.fan_fd, opened.fd, WATCH_MASK)
-                    fanotify.mark_filesystem(self.fan_fd, opened.fd, WATCH_MASK, remove=True)
-                except OSError as exc:
-                    failures.append((opened.path, exc.strerror or str(exc)))
-        return tried, failures
+        return self.rootset.probe(self.fan_fd)
 
-    # -- deciding which directory an event is in ---------------------------------
+    # -- events and jobs (the collaborators do the work) -----------------------------
     def root_of_handle(self, fsid, handle):
-        """The Root a directory (by handle) lies in, or None; cached (see module doc)."""
-        key = (fsid, handle)
-        if key in self.handle_cache:
-            return self.handle_cache[key]
-        mount = next((r for r in self.roots.values() if r.fsid == fsid), None)
-        if mount is None:
-            self.handle_cache[key] = None
-            return None
-        try:
-            fd = fanotify.open_by_handle(mount.fd, handle, _DIR_PATH)
-        except OSError as exc:
-            if exc.errno not in (errno.ESTALE, errno.ENOENT) and exc.errno not in self.handle_errors_said:
-                self.handle_errors_said.add(exc.errno)  # once per kind: say it, never drop events silently
-                self.stats["errors"] += 1
-                self.log("cannot open an event's directory by its handle (open_by_handle_at: %s): events there "
-                         "are not decided; the sweeps still strip" % os.strerror(exc.errno))
-            return None  # gone already (ESTALE), or not reachable from the root's mount; nothing to fix
-        seen = [key]
-        found = None
-        try:
-            for _hop in range(MAX_WALK_UP):
-                st = os.fstat(fd)
-                root = self.roots.get((st.st_dev, st.st_ino))
-                if root is not None:
-                    found = root
-                    break
-                parent = os.open("..", _DIR_PATH, dir_fd=fd)
-                pst = os.fstat(parent)
-                if (pst.st_dev, pst.st_ino) == (st.st_dev, st.st_ino):
-                    os.close(parent)
-                    break  # the top
-                os.close(fd)
-                fd = parent
-                try:
-                    pkey = (fsid, fanotify.handle_of_fd(fd))
-                except OSError:
-                    continue
-                if pkey in self.handle_cache:
-                    found = self.handle_cache[pkey]
-                    break
-                seen.append(pkey)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        if len(self.handle_cache) > MAX_CACHED_HANDLES:
-            self.handle_cache.clear()
-        for item in seen:
-            self.handle_cache[item] = found
-        return found
+        return self.handles.root_of(fsid, handle)
 
-    # -- events --------------------------------------------------------------------
     def read_batch(self):
-        """Read and handle what the fanotify fd holds; returns the number of events."""
-        total = 0
-        if self.coalesce_s:
-            # Let a burst gather: one read of many events costs far less than many reads of
-            # a few (measured: ~60 us of Python per batch, 3 events per batch under a build).
-            time.sleep(self.coalesce_s)
-        for _read in range(MAX_READS_PER_POLL):  # then back to poll: jobs, rescans and a stop get their turn
-            if self.stopping:
-                break
-            events = fanotify.read_events(self.fan_fd, READ_BYTES)
-            if not events:
-                break
-            total += len(events)
-            self.handle_events(events, time.time())
-        return total
+        return self.intake.read_batch()
 
     def handle_events(self, events, read_at):
-        """Decide and fix one batch of events (see the module doc for the steps)."""
-        self.stats["batches"] += 1
-        self.stats["events"] += len(events)
-        if any(e.mask & fanotify.FAN_Q_OVERFLOW for e in events):
-            self.stats["overflows"] += 1
-            self.log("event queue overflow (events were lost): full sweep of every root, then back to events")
-            self.handle_cache.clear()
-            self.start_sweep(list(self.roots.values()), "queue overflow")
-            return
-        dirs = {}  # (fsid, handle) -> {name: is_moved_dir}
-        for event in events:
-            if event.dir_handle is None or event.name is None:
-                continue
-            moved_dir = bool(event.mask & fanotify.FAN_ONDIR and event.mask & fanotify.FAN_MOVED_TO)
-            if moved_dir:
-                self.handle_cache.clear()  # a tree moved: the answer may change below it
-            if event.mask & fanotify.FAN_ONDIR and not moved_dir:
-                continue  # a new empty directory, or a directory's own attributes
-            names = dirs.setdefault((_fsid_key(event.fsid), event.dir_handle), {})
-            names[event.name] = names.get(event.name, False) or moved_dir
-        for (fsid, handle), names in dirs.items():
-            root = self.root_of_handle(fsid, handle)
-            if root is None:
-                self.stats["filtered"] += 1
-                continue
-            try:
-                dfd = fanotify.open_by_handle(root.fd, handle, _DIR_READ)
-            except OSError:
-                continue  # the directory went away
-            try:
-                for name, moved_dir in names.items():
-                    if moved_dir:
-                        self.start_tree(dfd, name, root, read_at)
-                    else:
-                        self.fix_entry(dfd, name)
-            finally:
-                os.close(dfd)
+        self.intake.handle_events(events, read_at)
 
     def fix_entry(self, dir_fd, name):
-        """Fix one entry of a held directory if it is a privileged regular file.
+        return self.intake.fix_entry(dir_fd, name)
 
-        Returns the emitted record or None. Never follows a symlink: the entry is looked
-        at with lstat semantics and changed only through strip.fix_file_at (the proven
-        handle, the same inode as the lstat). The lstat's ctime (when the file last
-        changed, e.g. was made setuid) gives latency_ms.
-        """
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError:
-            return None  # gone again
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        try:
-            entry = stripmod.fix_file_at(dir_fd, name, self.options, expected=(st.st_dev, st.st_ino))
-        except stripmod.ChangedUnderUs:
-            return None  # replaced since the lstat: its own event follows
-        except OSError as exc:
-            self.stats["errors"] += 1
-            self.log("did not fix %s: %s" % (escape("%s/%s" % (_fd_path(dir_fd), os.fsdecode(name))), exc.strerror))
-            return None
-        if entry is None:
-            return None
-        entry["path"] = "%s/%s" % (_fd_path(dir_fd), os.fsdecode(name))
-        record = file_record(entry, round(max(0.0, time.time() - st.st_ctime) * 1000.0, 1), "event")
-        self._emit(record)
-        return record
-
-    def _emit(self, record):
+    def emit_file(self, record):
+        """Count one fixed (or failed) file and hand its record to emit."""
         if record.get("error"):
             self.stats["errors"] += 1
         else:
             self.stats["fixed"] += 1
         self.emit(record)
 
-    # -- forked walks ----------------------------------------------------------------
-    def start_tree(self, dir_fd, name, root, read_at):
-        """Walk a directory moved in under a held directory (a forked job) from the
-        descriptor opened here (O_NOFOLLOW under dir_fd): the walk never looks the tree up
-        by name, so moving it on and leaving a symlink in its place steers nothing."""
-        try:
-            fd = os.open(name, _DIR_READ, dir_fd=dir_fd)
-        except OSError:
-            return  # moved on again, or a symlink: never followed
-        if sum(1 for job in self.waiting if job["kind"] == "tree") >= MAX_WAITING_TREES:
-            os.close(fd)  # descriptors stay bounded: the root's sweep finds the tree's files too
-            self.start_sweep([root], "more trees moved in than the guard holds open")
-            return
-        self.stats["trees"] += 1
-        opened = OpenRoot(_fd_path(fd), fd, os.fstat(fd))
-        self._queue_job({"kind": "tree", "paths": [opened.path], "opened": [opened], "owned": True,
-                         "reason": "directory moved in", "read_at": read_at})
-
     def start_sweep(self, roots, reason):
-        """Queue a full sweep of `roots` (walked from their held descriptors); a root that
-        already has a sweep waiting is not queued twice."""
-        queued = {id(r) for job in self.waiting if job["kind"] == "sweep" for r in job["roots"]}
-        roots = [r for r in roots if id(r) not in queued]
-        if not roots:
-            return
-        self.stats["sweeps"] += 1
-        paths = [r.path for r in roots]
-        self.log("full sweep of %s (%s)" % (", ".join(escape(p) for p in paths), reason))
-        self._queue_job({"kind": "sweep", "paths": paths, "roots": roots, "reason": reason, "read_at": None})
+        self.pool.start_sweep(roots, reason)
+
+    def start_waiting(self):
+        self.pool.start_waiting()
+
+    def read_job(self, read_fd):
+        self.pool.read(read_fd)
 
     def start_engine_query(self):
-        """Ask the engine (engine_source) in a forked child unless a query is running; one
-        stuck longer than ENGINE_QUERY_TIMEOUT_S is killed."""
-        if self.engine_source is None:
-            return
-        for fd, job in list(self.jobs.items()):
-            if job["kind"] == "engine":
-                if time.monotonic() - job["started"] < ENGINE_QUERY_TIMEOUT_S:
-                    return
-                self.log("the engine did not answer within %g s: asking again" % ENGINE_QUERY_TIMEOUT_S)
-                self._kill_job(job)
-                del self.jobs[fd]
-                os.close(fd)
-        source = self.engine_source
+        if self.engine_source is not None:
+            self.pool.start_engine_query(self.engine_source)
 
-        def ask():
-            signal.set_wakeup_fd(-1)
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, signal.SIG_DFL)
-            return source()
-
-        pid, read_fd = stripmod._fork_json(ask)
-        os.set_blocking(read_fd, False)
-        self.jobs[read_fd] = {"kind": "engine", "paths": [], "pid": pid, "chunks": [], "started": time.monotonic(),
-                              "read_at": None, "reason": "rescan"}
-
-    def _finish_engine_query(self, answer):
+    def _engine_answered(self, answer):
         error = answer.get("error") or answer.get("worker_error")
         if error:
             if self.engine_said != error:
@@ -533,112 +236,13 @@ class Guard:
             return
         self.engine_said = None
         roots = sorted(tuple(item) for item in answer.get("roots") or ())
-        if roots != sorted(self.engine_roots):
-            self.engine_roots = roots
+        if roots != sorted(self.rootset.extra):
+            self.rootset.extra = roots
             self.refresh_roots("a container's bind mount on another filesystem below a root")
 
-    def _running_walks(self):
-        return sum(1 for j in self.jobs.values() if j["kind"] != "engine")
-
-    def _queue_job(self, job):
-        if self._running_walks() >= MAX_JOBS:
-            self.waiting.append(job)
-            return
-        if job["kind"] == "sweep":
-            # The roots still guarded now (one dropped since the sweep was queued has its
-            # descriptor closed): the walk starts from their held descriptors, never a name.
-            held = {id(r) for r in self.roots.values()}
-            roots = [r for r in job["roots"] if id(r) in held]
-            for gone in (r for r in job["roots"] if id(r) not in held):
-                self.log("full sweep of %s (%s) not run: no longer guarded" % (escape(gone.path), job["reason"]))
-            if not roots:
-                return
-            job["paths"] = [r.path for r in roots]
-            opened = [r.opened() for r in roots]
-        else:
-            opened = job["opened"]
-        budget, dry_run, actions, setuid, setgid = (
-            self.sweep_budget, self.dry_run, self.actions,
-            bool(self.setid_mask & stat.S_ISUID), bool(self.setid_mask & stat.S_ISGID))
-
-        def walk():
-            # In the forked child: the parent's stop handlers and wakeup fd are not ours.
-            signal.set_wakeup_fd(-1)
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, signal.SIG_DFL)
-            # A root or tree moved since it was proven is walked where it is: say where that is.
-            held = [OpenRoot(_where(item), item.fd, item.st) for item in opened]
-            return stripmod.run_opened(held, actions=actions, dry_run=dry_run, budget=budget, setuid=setuid,
-                                       setgid=setgid, fork=False)
-
-        try:
-            pid, read_fd = stripmod._fork_json(walk)
-        finally:
-            if job.get("owned"):  # the child has its own copy of a moved-in tree's descriptor
-                for item in opened:
-                    item.close()
-        os.set_blocking(read_fd, False)
-        job.update(pid=pid, chunks=[], started=time.monotonic())
-        self.jobs[read_fd] = job
-
-    def start_waiting(self):
-        """Start waiting jobs while fewer than MAX_JOBS walks run."""
-        while self.waiting and self._running_walks() < MAX_JOBS:
-            self._queue_job(self.waiting.pop(0))
-
-    def read_job(self, read_fd):
-        """Collect a job's output; when it ends, emit its files and log its outcome."""
-        job = self.jobs[read_fd]
-        try:
-            chunk = os.read(read_fd, 1 << 16)
-        except BlockingIOError:
-            return
-        if chunk:
-            job["chunks"].append(chunk)
-            return
-        del self.jobs[read_fd]
-        os.close(read_fd)
-        os.waitpid(job["pid"], 0)
-        self._finish_job(job)
-        self.start_waiting()
-
-    def _finish_job(self, job):
-        try:
-            report = json.loads(b"".join(job["chunks"]).decode() or "{}")
-        except ValueError:
-            report = {"worker_error": "unreadable report"}
-        if job["kind"] == "engine":
-            self._finish_engine_query(report)
-            return
-        what = "%s of %s" % (job["kind"], ", ".join(escape(p) for p in job["paths"]))
-        if "worker_error" in report or "counts" not in report:
-            self.stats["errors"] += 1
-            self.log("%s failed: %s" % (what, report.get("worker_error", "no report")))
-            return
-        latency = None
-        if job["read_at"] is not None:
-            latency = round(max(0.0, time.time() - job["read_at"]) * 1000.0, 1)
-        via = "sweep" if job["kind"] == "sweep" else "moved-in tree"
-        for entry in report["files"]:
-            self._emit(file_record(entry, latency, via))
-        for err in report["errors"]:
-            self.log("%s: %s: %s" % (what, escape(err["path"]), err["error"]))
-        if job["kind"] == "sweep":
-            counts = report["counts"]
-            self.log("full sweep of %s done (%s): %d files, %d setid, %d caps, %d errors%s in %.1f s" % (
-                ", ".join(escape(p) for p in job["paths"]), job["reason"], counts["files"], counts["setid"],
-                counts["caps"], counts["errors"], "" if report["complete"] else ", INCOMPLETE (budget)",
-                time.monotonic() - job["started"]))
-
-    def _kill_job(self, job):
-        try:
-            os.kill(job["pid"], signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            os.waitpid(job["pid"], 0)
-        except ChildProcessError:
-            pass
+    def wait_jobs(self, timeout):
+        """Collect running jobs for up to `timeout` seconds (tests and a clean stop)."""
+        return self.pool.wait(timeout)
 
     # -- the loop --------------------------------------------------------------------
     def stop(self, *_args):
@@ -652,7 +256,7 @@ class Guard:
         if not self.roots:
             wanted = [path for path, _source in self.roots_source()[0]]
             self.log("nothing to guard yet (%s: none exists); looking again every %g s" % (
-                ", ".join(escape(w) for w in wanted) or "no roots given", self.rescan_interval))
+                names(wanted) or "no roots given", self.rescan_interval))
         self.start_engine_query()
         self.next_rescan = time.monotonic() + self.rescan_interval
 
@@ -691,12 +295,3 @@ class Guard:
         self.start()
         while not self.stopping:
             self.poll(self.rescan_interval, wake_fd)
-
-    def wait_jobs(self, timeout):
-        """Collect running jobs for up to `timeout` seconds (tests and a clean stop)."""
-        limit = time.monotonic() + timeout
-        while (self.jobs or self.waiting) and time.monotonic() < limit:
-            ready = select.select(list(self.jobs), [], [], max(0.0, limit - time.monotonic()))[0]
-            for fd in ready:
-                self.read_job(fd)
-        return not self.jobs and not self.waiting

@@ -36,6 +36,7 @@ import time
 
 from . import atomicfile, leaks, proc, safefs, safemove
 from . import report as envelope
+from ._core.crontab_header import is_header_line
 from .text import escape
 
 DEFAULT_QUARANTINE = "/var/lib/sandboxguard/quarantine"
@@ -59,7 +60,7 @@ def without_jobs(data, entries):
     """
     lines = data.decode("utf-8", "surrogateescape").split("\n")
     skipped = 0
-    while skipped < leaks.NHEADER_LINES and skipped < len(lines) and lines[skipped].startswith("#"):
+    while skipped < len(lines) and is_header_line(skipped, lines[skipped]):
         skipped += 1
     kept, removed = [], []
     for number, line in enumerate(lines[skipped:], start=1):

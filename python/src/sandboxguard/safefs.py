@@ -94,18 +94,11 @@ def writer_of(st):
     return " and ".join(who) or "root only"
 
 
-class Dir:
-    """A directory held open (see open_dir). Close it when done, or use ``with``.
+class HeldFd:
+    """What holds one descriptor in ``fd`` (safefs.Dir, roots.OpenRoot): ``close`` it once, or
+    use ``with``."""
 
-    ``fd``: the directory, O_RDONLY|O_DIRECTORY (readable, usable as ``dir_fd``).
-    ``path``: the absolute path the chain of opens proves (str). ``st``: its fstat.
-    ``trusted``: this directory and every one above it are trusted (trusted_dir).
-    """
-
-    __slots__ = ("fd", "path", "st", "trusted")
-
-    def __init__(self, fd, path, st, trusted):
-        self.fd, self.path, self.st, self.trusted = fd, path, st, trusted
+    __slots__ = ("fd",)
 
     def close(self):
         if self.fd is not None:
@@ -118,12 +111,39 @@ class Dir:
     def __exit__(self, *exc):
         self.close()
 
+
+class Dir(HeldFd):
+    """A directory held open (see open_dir). Close it when done, or use ``with``.
+
+    ``fd``: the directory, O_RDONLY|O_DIRECTORY (readable, usable as ``dir_fd``).
+    ``path``: the absolute path the chain of opens proves (str). ``st``: its fstat.
+    ``trusted``: this directory and every one above it are trusted (trusted_dir).
+    """
+
+    __slots__ = ("path", "st", "trusted")
+
+    def __init__(self, fd, path, st, trusted):
+        self.fd, self.path, self.st, self.trusted = fd, path, st, trusted
+
     def __repr__(self):
         return "Dir(%r, fd=%r)" % (self.path, self.fd)
 
 
 def _split(text):
     return [part for part in text.split("/") if part not in ("", ".")]
+
+
+def _names(pending, chain):
+    """The components still ``pending`` (a stack the caller may push a symlink's target onto
+    meanwhile), in order; ``..`` steps back to the directory opened before it in ``chain``
+    (closing that one), never the kernel's ``..``, and is not yielded."""
+    while pending:
+        name = pending.pop()
+        if name == "..":
+            if len(chain) > 1:
+                os.close(chain.pop()[1])
+            continue
+        yield name
 
 
 def _shown(chain, name=None):
@@ -152,12 +172,7 @@ def open_dir(path, create=False, mode=0o700, follow_trusted_links=True):
     pending = list(reversed(_split(text)))
     links = 0
     try:
-        while pending:
-            name = pending.pop()
-            if name == "..":
-                if len(chain) > 1:
-                    os.close(chain.pop()[1])
-                continue
+        for name in _names(pending, chain):
             parent_fd, parent_trusted = chain[-1][1], chain[-1][2]
             try:
                 fd = os.open(name, STEP_FLAGS, dir_fd=parent_fd)
@@ -222,12 +237,7 @@ def real_path_hint(path):
     pending = list(reversed(_split(text)))
     links = 0
     try:
-        while pending:
-            name = pending.pop()
-            if name == "..":
-                if len(chain) > 1:
-                    os.close(chain.pop()[1])
-                continue
+        for name in _names(pending, chain):
             try:
                 chain.append((name, os.open(name, STEP_FLAGS, dir_fd=chain[-1][1])))
                 continue

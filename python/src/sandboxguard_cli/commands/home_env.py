@@ -19,9 +19,9 @@ report envelope (sandboxguard.report) through the CLI's one adapter, output.emit
 import os
 import subprocess
 
-from sandboxguard import eval_tools as shim
 from sandboxguard import home_mode
 from sandboxguard import report as envelope
+from sandboxguard._terminal import eval_tools as shim
 from sandboxguard.errors import InputError
 from sandboxguard.text import escape
 
