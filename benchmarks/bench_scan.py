@@ -450,7 +450,7 @@ def profile_walk(root):
     pid = os.fork()
     if pid == 0:
         try:
-            from sandboxguard import walk as walkmod  # noqa: PLC0415
+            from sandboxguard._walk import walk as walkmod  # noqa: PLC0415
             from sandboxguard.roots import open_root  # noqa: PLC0415
 
             report = stripmod.new_report([root], True)

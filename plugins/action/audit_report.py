@@ -5,7 +5,7 @@
 
 Runs on the controller only, once per play: reads every play host's registered audit
 result from hostvars, builds the fleet report with the library
-(``module_utils/sandboxguard/audit_report.py``, the collection's own copy: nothing is
+(``module_utils/sandboxguard/_fleet/audit_report.py``, the collection's own copy: nothing is
 installed on the controller) and writes the reports. Hosts of the play without a result
 are unreachable hosts and appear in every report. The task's result passes through
 text.for_result, as every module's does (plugins/module_utils/report_module.py).
@@ -17,13 +17,13 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit_report
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import (
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit_report
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import (
     InputError,
     as_bool,
     as_list,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape, for_result, one_line
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape, for_result, one_line
 
 ARGUMENT_SPEC = {
     "report_dir": {"type": "path", "default": audit_report.DEFAULT_REPORT_DIR},

@@ -16,7 +16,7 @@ from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import fetch as fetchlib
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape, for_result, one_line
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape, for_result, one_line
 
 ARGUMENT_SPEC = {
     "src": {"type": "str", "required": True},

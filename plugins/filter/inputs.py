@@ -1,7 +1,7 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filters as_list, as_bool and as_value: AWX survey inputs read by one rule (sandboxguard.inputs).
+"""Filters as_list, as_bool and as_value: AWX survey inputs read by one rule (sandboxguard._core.inputs).
 
 A role passes a variable on to a module option with ``as_value(omit)`` or
 ``as_bool(omit, 'name')``: a blank value leaves the option out, so the module's own
@@ -10,7 +10,7 @@ default applies and the role does not write it a second time.
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import inputs
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import inputs
 
 
 def _is_omit(value):

@@ -7,8 +7,9 @@ Documented once, in plugins/doc_fragments/leaks.py (``extends_documentation_frag
 sandboxguard.boundary.leaks``); the defaults come from the library.
 """
 
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, leaks
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list, as_value
 
 LEAKS_ARGUMENT_SPEC = dict(
     users=dict(type="list", elements="str"),

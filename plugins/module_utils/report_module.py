@@ -24,7 +24,7 @@ each warning through ``text.one_line`` (a newline in a name never starts a line)
 import contextlib
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import (
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import (
     escape,
     for_result,
     one_line,

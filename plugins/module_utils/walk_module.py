@@ -20,7 +20,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
 
 WALK_ARGUMENT_SPEC = dict(
     paths=dict(type="list", elements="path", default=[]),

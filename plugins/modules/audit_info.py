@@ -221,9 +221,10 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     fail,
     input_errors_fail,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_record, defaults
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit, audit_record
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import defaults
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list, as_value
 
 
 def main():

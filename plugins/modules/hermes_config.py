@@ -105,7 +105,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import hermes_config
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_mode
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_mode
 
 
 def main():

@@ -118,7 +118,8 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     fail,
     input_errors_fail,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks, leaks_remove
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import leaks_remove
 
 
 def main():

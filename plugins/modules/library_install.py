@@ -93,10 +93,10 @@ counts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import install
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._privileged import install
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_mode
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.text import escape
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_mode
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
 
 
 def main():

@@ -207,8 +207,8 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     input_errors_fail,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import ROOTS_ARGUMENT_SPEC
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import nosuid
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._privileged import nosuid
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list
 
 
 def main():

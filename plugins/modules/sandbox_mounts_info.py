@@ -164,7 +164,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_mo
     connect_or_fail,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list
 
 
 def main():

@@ -171,7 +171,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail, warn
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import defaults, home_mode
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import defaults
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import home_mode
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
     configure_terminal_home,

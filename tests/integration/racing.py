@@ -29,7 +29,7 @@ import subprocess
 import time
 import uuid
 
-from sandboxguard import mountinfo
+from sandboxguard._core import mountinfo
 
 DEFAULT_SECONDS = float(os.environ.get("SANDBOXGUARD_RACE_SECONDS", "4"))
 RACE_FAILSAFE_S = 120  # race() waits this long at most for its min_calls and until(): then the test fails

@@ -12,7 +12,7 @@ import subprocess
 import zlib
 
 import pytest
-from sandboxguard import audit_report as ar
+from sandboxguard._fleet import audit_report as ar
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS_PNG = os.path.join(TOP, "docs", "boundary-audit-report.png")

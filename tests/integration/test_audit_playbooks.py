@@ -503,7 +503,7 @@ def test_audit_and_remediate_with_hostile_names(tmp_path):
     (remediate must still strip it), names with ESC, BEL, a newline, markup and ']]>', and a cron
     line that is not UTF-8: the audit names every one and remediate fixes them. A directory under
     profiles/ whose name is no Hermes profile id is no root: its setgid file is left alone."""
-    from sandboxguard.text import from_result
+    from sandboxguard._core.text import from_result
 
     home = tmp_path / ".hermes"
     ws = os.path.join(os.fsencode(str(home)), b"sandboxes/docker/t1/workspace")

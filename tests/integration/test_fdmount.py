@@ -12,7 +12,9 @@ import subprocess
 import uuid
 
 import pytest
-from sandboxguard import fdmount, mountinfo, staging, sweep
+from sandboxguard import sweep
+from sandboxguard._core import fdmount, mountinfo
+from sandboxguard._privileged import staging
 from sandboxguard.roots import RootRefused
 
 pytestmark = pytest.mark.root

@@ -14,8 +14,8 @@ import time
 
 import pytest
 from sandboxguard import caps as capsmod
-from sandboxguard import fanotify
-from sandboxguard import guard as guardmod
+from sandboxguard._guard import fanotify
+from sandboxguard._guard import guard as guardmod
 
 pytestmark = pytest.mark.root
 
@@ -614,7 +614,7 @@ def _run_guard_cli(root, names, *flags):
 
 
 def test_cli_lines_and_logs_stay_one_line_per_thing_whatever_the_names(tmp_path):
-    from sandboxguard.text import escape, from_result
+    from sandboxguard._core.text import escape, from_result
 
     root = os.path.join(os.fsencode(str(tmp_path)), b"root \x1b[1m\nsandboxguard guard: forged", b"docker")
     os.makedirs(root)

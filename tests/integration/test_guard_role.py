@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from sandboxguard import mountinfo
+from sandboxguard._core import mountinfo
 from test_sweep_role import run_role, task_result
 
 pytestmark = [pytest.mark.root]

@@ -22,7 +22,7 @@ import uuid
 
 import pytest
 from sandboxguard import caps as capsmod
-from sandboxguard.text import escape, from_result
+from sandboxguard._core.text import escape, from_result
 
 pytestmark = [pytest.mark.controller, pytest.mark.root]
 

@@ -11,7 +11,8 @@ import sys
 import uuid
 
 import pytest
-from sandboxguard import fdmount, mountinfo, nosuid, nosuid_legacy
+from sandboxguard._core import fdmount, mountinfo, nosuid_legacy
+from sandboxguard._privileged import nosuid
 
 pytestmark = pytest.mark.root
 

@@ -18,7 +18,8 @@ import time
 
 import pytest
 from podman_fixtures import IMAGE, PREFIX, Podman, PodmanUnavailable
-from sandboxguard import audit, docker_engine, sweep
+from sandboxguard import docker_engine, sweep
+from sandboxguard._fleet import audit
 
 pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
 

@@ -19,7 +19,9 @@ import uuid
 
 import pytest
 from racing import DEFAULT_SECONDS, RaceWorld, exchange
-from sandboxguard import fdmount, mountinfo, nosuid, sweep
+from sandboxguard import sweep
+from sandboxguard._core import fdmount, mountinfo
+from sandboxguard._privileged import nosuid
 from sandboxguard.roots import open_root
 
 pytestmark = pytest.mark.root

@@ -11,7 +11,9 @@ import uuid
 
 import pytest
 from racing import RaceWorld, exchange
-from sandboxguard import atomicfile, audit, leaks, leaks_remove, safefs
+from sandboxguard import leaks
+from sandboxguard._core import atomicfile, safefs
+from sandboxguard._fleet import audit, leaks_remove
 
 pytestmark = pytest.mark.root
 

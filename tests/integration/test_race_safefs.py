@@ -8,7 +8,8 @@ import stat
 import pytest
 import racing
 from racing import VICTIM_SECRET, RaceWorld, exchange, fifo, hardlink, relink
-from sandboxguard import atomicfile, safefs, sandboxes
+from sandboxguard._core import atomicfile, safefs
+from sandboxguard._privileged import sandboxes
 
 pytestmark = pytest.mark.root
 

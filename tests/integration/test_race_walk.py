@@ -11,7 +11,9 @@ import stat
 
 import pytest
 from racing import RaceWorld, exchange, relink
-from sandboxguard import audit, leaks, safefs, strip
+from sandboxguard import leaks, strip
+from sandboxguard._core import safefs
+from sandboxguard._fleet import audit
 
 pytestmark = pytest.mark.root
 

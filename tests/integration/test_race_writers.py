@@ -22,7 +22,8 @@ import sys
 
 import pytest
 from racing import RaceWorld, exchange, fifo, python, relink
-from sandboxguard import audit, crontab, fetch, hermes_config, home_mode
+from sandboxguard import crontab, fetch, hermes_config, home_mode
+from sandboxguard._fleet import audit
 from sandboxguard.transport_local import LocalExec
 
 pytestmark = pytest.mark.root

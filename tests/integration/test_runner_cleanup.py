@@ -28,7 +28,9 @@ import pytest
 from racing import RaceWorld, exchange, relink
 from racing import python as python_move
 from sandboxguard import caps as capsmod
-from sandboxguard import docker_engine, runners, safefs
+from sandboxguard import docker_engine
+from sandboxguard._core import safefs
+from sandboxguard._privileged import runners
 from sandboxguard_cli.commands import runner_cleanup
 
 pytestmark = [pytest.mark.docker, pytest.mark.root]

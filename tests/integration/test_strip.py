@@ -353,7 +353,7 @@ def test_setuid_file_swapped_for_symlink_between_scan_and_fix_never_changes_the_
                                                                                         monkeypatch):
     """The race's window, hit every time: the scan saw a setuid file, and the name is a
     symlink to a host file by the time the walk acts on it (a hook at walk.fix_at swaps it)."""
-    from sandboxguard import walk
+    from sandboxguard._walk import walk
 
     victim, link = str(tree / "victim"), str(tree / ".link")
     make_file(victim, 0o4755)

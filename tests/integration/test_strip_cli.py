@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from sandboxguard.text import from_result
+from sandboxguard._core.text import from_result
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python", "src"))

@@ -63,7 +63,8 @@ def _limit_fds(limit=64):
 
 WALK = r"""
 import json, sys
-from sandboxguard import handoff, strip
+from sandboxguard._walk import handoff
+from sandboxguard import strip
 if sys.argv[4] == "cold":
     handoff.COLD_READ_BYTES = 0  # as on a cold disk: eight walkers handing directories to each other
 fork = {"1": False, "2": True}[sys.argv[2]]

@@ -15,7 +15,8 @@ import sys
 import time
 
 import pytest
-from sandboxguard import handoff, strip, walk
+from sandboxguard import strip
+from sandboxguard._walk import handoff, walk
 
 pytestmark = pytest.mark.root
 

@@ -11,7 +11,8 @@ import stat
 
 import pytest
 from racing import VICTIM_SECRET, RaceWorld
-from sandboxguard import fileops, strip
+from sandboxguard import strip
+from sandboxguard._walk import fileops
 
 pytestmark = pytest.mark.root
 

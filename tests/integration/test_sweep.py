@@ -196,7 +196,7 @@ class _VisitClock:
 
 
 def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes, monkeypatch):
-    from sandboxguard import walk
+    from sandboxguard._walk import walk
     visit = walk.Walk._visit
     clock = _VisitClock(per_visit=1.0)  # 150 directories "take" 150 s: more than the 30 s step on any machine
 

@@ -1,12 +1,14 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The library's one atomic write (sandboxguard.atomicfile), and that the writers use it."""
+"""The library's one atomic write (sandboxguard._core.atomicfile), and that the writers use it."""
 import ast
 import os
 import stat
 
 import pytest
-from sandboxguard import atomicfile, audit_report, hermes_config, leaks
+from sandboxguard import hermes_config, leaks
+from sandboxguard._core import atomicfile
+from sandboxguard._fleet import audit_report
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "..", "python", "src", "sandboxguard")
 
@@ -113,9 +115,9 @@ def test_the_writers_land_their_files_through_the_one_write(tmp_path, monkeypatc
 # (use atomicfile.write_at to write a file, safefs.rename_at to move one), and an entry here
 # that no longer matches fails too. (file, function, the line as written) -> why.
 RENAMES_ALLOWED = {
-    ("atomicfile.py", "write_at", "os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)"):
+    ("_core/atomicfile.py", "write_at", "os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)"):
         "the library's one atomic whole-file write: the temporary file onto the name, under the held directory",
-    ("safefs.py", "rename_at", "os.rename(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)"):
+    ("_core/safefs.py", "rename_at", "os.rename(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)"):
         "the one renameat between two held directories (safemove moves a leak into quarantine with it): "
         "a move, not a write",
     ("crontab.py", "_write_private", "os.replace(tmp, path)"):

@@ -5,7 +5,7 @@ import os
 import subprocess
 
 import pytest
-from sandboxguard import audit
+from sandboxguard._fleet import audit
 
 NO_ENGINE = {"answered": False, "reason": "no engine here", "targets": [], "error": False}
 

@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from sandboxguard import audit_report as ar
+from sandboxguard._fleet import audit_report as ar
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = os.path.join(TOP, "docs", "schemas", "boundary-audit.schema.json")
@@ -222,7 +222,7 @@ HOSTILE_PATHS = [os.fsdecode(RAW_BAD), "/srv/h/two\nlines\x07", "/srv/h/<script>
 
 def hostile_fleet():
     """One host with a finding per hostile name, its record as a module result carries it."""
-    from sandboxguard.text import for_result
+    from sandboxguard._core.text import for_result
 
     findings = [dict(SUID, path=p) for p in HOSTILE_PATHS]
     leak = {"kind": "cron_job", "path": "/var/spool/cron/crontabs/agent", "age": 3, "user": "agent",
@@ -237,7 +237,7 @@ def hostile_fleet():
 def test_hostile_names_stay_exact_in_the_json_reports_and_validate(tmp_path, validator):
     import base64
 
-    from sandboxguard.text import from_result
+    from sandboxguard._core.text import from_result
 
     report = ar.fleet_report(hostile_fleet())
     text = ar.to_json(report)

@@ -7,8 +7,9 @@ reader of a stored table hides the same lines."""
 import inspect
 
 import pytest
-from sandboxguard import crontab, leaks, leaks_remove
+from sandboxguard import crontab, leaks
 from sandboxguard._core import crontab_header
+from sandboxguard._fleet import leaks_remove
 
 
 def _rule(func):

@@ -410,7 +410,8 @@ def test_the_standalone_files_keep_the_librarys_python():
     # own copy of the interpreter path is tied here to the one in defaults.py
     import inspect
 
-    from sandboxguard import crontab, defaults, fdmount
+    from sandboxguard import crontab
+    from sandboxguard._core import defaults, fdmount
 
     assert crontab.SHIM_PYTHON == defaults.SYSTEM_PYTHON
     assert inspect.signature(fdmount.program_source).parameters["python"].default == defaults.SYSTEM_PYTHON

@@ -15,7 +15,9 @@ import os
 import warnings
 
 import pytest
-from sandboxguard import crontab, leaks, leaks_remove, nosuid, report, strip
+from sandboxguard import crontab, leaks, report, strip
+from sandboxguard._fleet import leaks_remove
+from sandboxguard._privileged import nosuid
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIBRARY = os.path.join(TOP, "python", "src", "sandboxguard")
@@ -31,11 +33,11 @@ DRY_SPELLINGS = {"check", "check_mode", "checkmode", "dryrun", "dry", "noop", "n
 # A parameter spelled so that means something else: (file, function, parameter) -> why.
 # Closed: an entry that no longer matches a parameter fails too.
 OTHER_MEANINGS = {
-    ("proc.py", "run", "check"): "subprocess.run's check=: raise CalledProcessError on a non-zero exit",
+    ("_core/proc.py", "run", "check"): "subprocess.run's check=: raise CalledProcessError on a non-zero exit",
     ("report.py", "dry_run_arg", "check"): "the resolver of the deprecated alias: the value the caller got",
-    ("audit_report.py", "finding_line", "check"): "an audit check's name (privileged_files, leaks, ...)",
-    ("audit_report.py", "_finding_cells", "check"): "an audit check's name",
-    ("audit_report.py", "_check_html", "check"): "an audit check's name",
+    ("_fleet/audit_report.py", "finding_line", "check"): "an audit check's name (privileged_files, leaks, ...)",
+    ("_fleet/audit_report.py", "_finding_cells", "check"): "an audit check's name",
+    ("_fleet/audit_report.py", "_check_html", "check"): "an audit check's name",
 }
 
 

@@ -40,17 +40,24 @@ STILL_VALUE_ERRORS = ("roots.RootRefused", "roots.RootMissing", "safefs.PathRefu
 
 def _library_exceptions():
     found = {}
-    for info in pkgutil.iter_modules(sandboxguard.__path__):
-        module = importlib.import_module("sandboxguard." + info.name)
+    # every module, the private packages' too, named by its last component (safefs, not _core.safefs)
+    for info in pkgutil.walk_packages(sandboxguard.__path__, "sandboxguard."):
+        module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
             if (inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == module.__name__):
-                found["%s.%s" % (info.name, name)] = obj
+                found["%s.%s" % (info.name.rsplit(".", 1)[-1], name)] = obj
     return found
 
 
 def _by_name(dotted):
     module, name = dotted.split(".")
-    return getattr(importlib.import_module("sandboxguard." + module), name)
+    try:  # a public module's name (home_mode.HomeModeError, re-exported from _terminal)
+        return getattr(importlib.import_module("sandboxguard." + module), name)
+    except ImportError:  # a private module's (safefs.PathRefused, inputs.InputError)
+        for info in pkgutil.walk_packages(sandboxguard.__path__, "sandboxguard."):
+            if info.name.rsplit(".", 1)[-1] == module:
+                return getattr(importlib.import_module(info.name), name)
+        raise
 
 
 def test_every_exception_class_of_the_library_is_bad_input_or_says_why_not():
@@ -65,7 +72,8 @@ def test_the_public_refusals_keep_their_names_and_stay_value_errors():
     for dotted in STILL_VALUE_ERRORS:
         cls = _by_name(dotted)
         assert issubclass(cls, errors.InputError) and issubclass(cls, ValueError), dotted
-    from sandboxguard import fetch, inputs
+    from sandboxguard import fetch
+    from sandboxguard._core import inputs
 
     assert inputs.InputError is errors.InputError
     # FetchError was an Exception; it is an InputError now (so also a ValueError)
@@ -79,8 +87,8 @@ def test_the_public_refusals_keep_their_names_and_stay_value_errors():
     lambda: __import__("sandboxguard.strip").strip.StripOptions(budget=-1),
     lambda: __import__("sandboxguard.strip").strip.check_owner(("a", "b")),
     lambda: __import__("sandboxguard.sweep").sweep.sweep(None, ["/nonexistent"], method="chisel"),
-    lambda: __import__("sandboxguard.audit").audit.audit_host(checks=["everything"]),
-    lambda: __import__("sandboxguard.audit").audit.check_privileged_files(["/nonexistent"], docker="sometimes"),
+    lambda: __import__("sandboxguard._fleet.audit")._fleet.audit.audit_host(checks=["everything"]),
+    lambda: __import__("sandboxguard._fleet.audit")._fleet.audit.check_privileged_files(["/nonexistent"], docker="sometimes"),  # noqa: E501
     lambda: __import__("sandboxguard.bwrap").bwrap.version_at_least("bubblewrap 0.9.0", "latest"),
     lambda: __import__("sandboxguard.bwrap").bwrap.sandbox_argv("/usr/bin/bwrap", profile="wide open"),
     lambda: __import__("sandboxguard.bwrap").bwrap.apparmor_profile("relative/bwrap"),
@@ -89,12 +97,12 @@ def test_the_public_refusals_keep_their_names_and_stay_value_errors():
     lambda: __import__("sandboxguard.bwrap").bwrap.check_request(bwrap="/nonexistent/sgvoc/bwrap"),
     lambda: __import__("sandboxguard.bwrap").bwrap.check_request(checks=["everything"]),
     lambda: __import__("sandboxguard.bwrap").bwrap.probe("nobody", timeout=-1),
-    lambda: __import__("sandboxguard.audit_report").audit_report.write_reports({}, "/nonexistent", formats=["pdf"]),
+    lambda: __import__("sandboxguard._fleet.audit_report")._fleet.audit_report.write_reports({}, "/nonexistent", formats=["pdf"]),  # noqa: E501
     lambda: __import__("sandboxguard.yamlconf").yamlconf.set_path("a: 1\n", [], 2),
     lambda: __import__("sandboxguard.yamlconf").yamlconf.set_path("a: 1\n", ["a"], object()),
-    lambda: __import__("sandboxguard.atomicfile").atomicfile.write_at(-1, "a/b", b""),
+    lambda: __import__("sandboxguard._core.atomicfile")._core.atomicfile.write_at(-1, "a/b", b""),
     lambda: __import__("sandboxguard.home_mode").home_mode.normalize_mode("sometimes"),
-    lambda: __import__("sandboxguard.inputs").inputs.as_mode("rw-r--r--"),
+    lambda: __import__("sandboxguard._core.inputs")._core.inputs.as_mode("rw-r--r--"),
     lambda: __import__("sandboxguard.roots").roots.check_root("/"),
 ])
 def test_bad_input_raises_an_input_error(call):

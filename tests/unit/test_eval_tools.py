@@ -7,7 +7,8 @@ import stat
 import subprocess
 
 import pytest
-from sandboxguard import crontab, home_mode, safefs
+from sandboxguard import crontab, home_mode
+from sandboxguard._core import safefs
 from sandboxguard._terminal import eval_tools
 
 

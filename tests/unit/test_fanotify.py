@@ -4,8 +4,8 @@
 import os
 import struct
 
-from sandboxguard import fanotify
-from sandboxguard import guard as guardmod
+from sandboxguard._guard import fanotify
+from sandboxguard._guard import guard as guardmod
 from sandboxguard._guard.handles import fsid_key
 
 HANDLE = struct.pack("=Ii", 8, 1) + b"\x01\x02\x03\x04\x05\x06\x07\x08"

@@ -470,7 +470,7 @@ def test_a_destination_through_a_symlink_others_can_change_is_refused_and_nothin
 
 
 def test_land_file_into_a_held_directory_never_reads_a_fifo_at_the_name(tmp_path):
-    from sandboxguard import safefs
+    from sandboxguard._core import safefs
 
     os.mkfifo(str(tmp_path / "r.txt"))
     with safefs.open_dir(str(tmp_path)) as held:

@@ -5,7 +5,7 @@ and is reported, never swallowed."""
 import os
 import signal
 
-from sandboxguard import forked
+from sandboxguard._core import forked
 
 _KILL_IN_CHILD = []
 

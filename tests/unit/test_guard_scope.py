@@ -3,7 +3,7 @@
 """guard_scope: the guard's roots come from scope.derive, with the CLI's default Hermes home."""
 import os
 
-from sandboxguard import guard_scope
+from sandboxguard._guard import guard_scope
 
 
 def test_the_default_hermes_home_is_taken_only_when_no_other_root_is_named():

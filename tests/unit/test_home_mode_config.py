@@ -236,7 +236,7 @@ def test_a_fifo_config_is_refused_at_once_and_the_other_profiles_are_still_confi
 
 
 def test_a_fifo_config_is_an_audit_error_not_a_hang(tmp_path):
-    from sandboxguard import audit
+    from sandboxguard._fleet import audit
 
     home = make_home(tmp_path, profiles=())
     os.unlink(str(home / "config.yaml"))

@@ -12,9 +12,9 @@ import io
 import json
 import os
 
-from sandboxguard import guard as guardmod
 from sandboxguard import leaks
-from sandboxguard.text import escape, from_result
+from sandboxguard._core.text import escape, from_result
+from sandboxguard._guard import guard as guardmod
 from sandboxguard_cli import output
 from sandboxguard_cli.commands import bwrap_probe as bwrap_cli
 from sandboxguard_cli.commands import fetch as fetch_cli
@@ -123,7 +123,8 @@ def test_bwrap_printer_escapes_paths_and_messages():
 
 
 def test_scope_reasons_and_root_sources_escape_agent_names(tmp_path):
-    from sandboxguard import audit, sandboxes, scope
+    from sandboxguard._fleet import audit
+    from sandboxguard._privileged import sandboxes, scope
 
     home = os.path.join(os.fsencode(str(tmp_path)), b"h\nforged\xff")
     os.makedirs(os.path.join(home, b"profiles", b"work"))

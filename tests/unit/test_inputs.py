@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """AWX-style inputs, one table: what the as_list / as_bool / as_value filters and modules read."""
 import pytest
-from sandboxguard import inputs
+from sandboxguard._core import inputs
 
 LISTS = [
     (None, []),

@@ -6,7 +6,7 @@ import os
 import stat
 
 import pytest
-from sandboxguard import install
+from sandboxguard._privileged import install
 
 TREE = {"pkg/__init__.py": "", "pkg/mod.py": "X = 1\n", "pkg/sub/deep.py": "Y = 2\n", "cli/main.py": "print()\n"}
 

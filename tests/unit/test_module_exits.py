@@ -53,5 +53,6 @@ def test_action_plugins_and_json_writers_carry_results_through_for_result():
     with open(os.path.join(TOP, "python", "src", "sandboxguard_cli", "output.py"), encoding="utf-8") as handle:
         output = handle.read()
     assert output.count("json.dumps(for_result(") == 2  # emit --json and json_line
-    with open(os.path.join(TOP, "python", "src", "sandboxguard", "audit_report.py"), encoding="utf-8") as handle:
+    report_py = os.path.join(TOP, "python", "src", "sandboxguard", "_fleet", "audit_report.py")
+    with open(report_py, encoding="utf-8") as handle:
         assert "json.dumps(for_result(report)" in handle.read()

@@ -1,7 +1,7 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Parsing /proc/self/mountinfo: octal escapes, any bytes, nested mount points."""
-from sandboxguard import mountinfo
+from sandboxguard._core import mountinfo
 
 SAMPLE = (
     b"22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"

@@ -6,7 +6,8 @@ import os
 import subprocess
 
 import pytest
-from sandboxguard import fdmount, mountinfo, nosuid, nosuid_legacy
+from sandboxguard._core import fdmount, mountinfo, nosuid_legacy
+from sandboxguard._privileged import nosuid
 
 BASE = (b"22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
         b"30 22 0:50 / /srv rw,noexec,nosuid,nodev,relatime - tmpfs tmpfs rw\n")

@@ -4,7 +4,7 @@
 import os
 
 import pytest
-from sandboxguard.pathnames import is_within
+from sandboxguard._core.pathnames import is_within
 
 
 @pytest.mark.parametrize("path,root,within,strictly", [

@@ -1,6 +1,6 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Child processes: sandboxguard.proc is the library's one door to ``subprocess``.
+"""Child processes: sandboxguard._core.proc is the library's one door to ``subprocess``.
 
 ansible-core 2.20+ sanity flags ``subprocess.*`` and ``os.system``/``os.popen``/``os.spawn*``
 in module_utils (pylint ``ansible-bad-function``); proc.py's calls carry the one justified
@@ -12,7 +12,7 @@ import os
 import signal
 
 from sandboxguard import crontab as ct
-from sandboxguard import proc
+from sandboxguard._core import proc
 
 SRC = os.path.dirname(os.path.abspath(proc.__file__))
 BAD_OS = {"system", "popen", "posix_spawn", "posix_spawnp", "spawnl", "spawnle", "spawnlp", "spawnlpe",
@@ -43,7 +43,7 @@ def test_only_proc_module_starts_processes_through_subprocess():
             hits = offences(os.path.join(SRC, name))
             if hits:
                 bad[name] = hits
-    assert bad == {}, "start child processes through sandboxguard.proc (one sanity ignore line): %r" % bad
+    assert bad == {}, "start child processes through sandboxguard._core.proc (one sanity ignore line): %r" % bad
 
 
 def test_the_checker_sees_a_subprocess_import(tmp_path):

@@ -145,6 +145,20 @@ def test_the_readme_lists_the_api_the_issue_names():
     assert "watch" in listed["sandboxguard.sweep"] and "new_report" in listed["sandboxguard.report"]
 
 
+def test_the_flat_modules_are_exactly_the_public_ones():
+    """Everything internal lives in a private package (_core, _walk, ...): a module at the
+    top of the library is public, and listed in the table (issue 20)."""
+    lib = os.path.join(HERE, "..", "..", "python", "src", "sandboxguard")
+    flat = {"sandboxguard." + name[:-3] for name in os.listdir(lib)
+            if name.endswith(".py") and name != "__init__.py"}
+    listed = {module for module, _names in _table()}
+    assert sorted(flat - listed) == [], "internal modules belong in a private package (docs/architecture.md)"
+    assert sorted(listed - flat) == [], "python/README.md lists modules that are not at the top of the library"
+    packages = sorted(name for name in os.listdir(lib) if os.path.isdir(os.path.join(lib, name))
+                      and name != "__pycache__")
+    assert packages and all(name.startswith("_") for name in packages), packages
+
+
 @pytest.mark.parametrize(("module", "names"), _table(), ids=[m for m, _ in _table()])
 def test_every_public_name_exists(module, names):
     mod = importlib.import_module(module)

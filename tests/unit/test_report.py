@@ -7,7 +7,8 @@ import stat
 import time
 
 import pytest
-from sandboxguard import fetch, fileops, report, strip, walk
+from sandboxguard import fetch, report, strip
+from sandboxguard._walk import fileops, walk
 
 
 def test_new_report_has_every_envelope_key_with_empty_values():
@@ -231,7 +232,7 @@ def test_a_sweep_step_that_could_not_run_lists_its_error_as_the_envelope_does(tm
 
 
 def test_nosuid_ensure_returns_the_envelope_with_its_own_keys(tmp_path):
-    from sandboxguard import nosuid
+    from sandboxguard._privileged import nosuid
 
     (tmp_path / "sb" / "docker").mkdir(parents=True)
     (tmp_path / "linked").symlink_to(tmp_path / "sb")

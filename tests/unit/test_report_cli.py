@@ -4,7 +4,7 @@
 import json
 import os
 
-from sandboxguard import audit_report as ar
+from sandboxguard._fleet import audit_report as ar
 from sandboxguard_cli import main
 
 SUID = {"path": "/srv/h/sandboxes/docker/t1/workspace/sh", "mode": "04755", "caps": None, "uid": 0, "gid": 0,

@@ -8,9 +8,9 @@ import os
 import sys
 
 import pytest
-from sandboxguard import runners
+from sandboxguard._privileged import runners
+from sandboxguard._walk.fileops import AnyBut, StripOptions
 from sandboxguard.errors import InputError
-from sandboxguard.fileops import AnyBut, StripOptions
 
 needs_tomllib = pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python 3.11+ (error tested below)")
 

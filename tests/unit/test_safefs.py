@@ -7,7 +7,7 @@ import stat
 import types
 
 import pytest
-from sandboxguard import safefs
+from sandboxguard._core import safefs
 
 
 def fake_st(uid, mode):

@@ -8,7 +8,7 @@ import os
 import stat
 
 import pytest
-from sandboxguard import atomicfile, safefs, safemove
+from sandboxguard._core import atomicfile, safefs, safemove
 
 
 def held(path):

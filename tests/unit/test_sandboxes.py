@@ -4,7 +4,7 @@
 import os
 
 import pytest
-from sandboxguard import sandboxes
+from sandboxguard._privileged import sandboxes
 
 HOME = "/home/agent/.hermes"
 # A fake filesystem: symlinks as a table, existence as a set.

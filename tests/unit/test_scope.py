@@ -4,7 +4,7 @@
 import os
 
 import pytest
-from sandboxguard import scope
+from sandboxguard._privileged import scope
 from sandboxguard.roots import RootRefused
 
 # -- prove: no symlink anywhere ----------------------------------------------------------

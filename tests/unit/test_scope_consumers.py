@@ -7,7 +7,10 @@ import os
 import pwd
 
 import pytest
-from sandboxguard import audit, guard_scope, nosuid, scope, sweep
+from sandboxguard import sweep
+from sandboxguard._fleet import audit
+from sandboxguard._guard import guard_scope
+from sandboxguard._privileged import nosuid, scope
 
 OTHER = "daemon"  # an account that owns what the agent's symlinks point to
 

@@ -10,7 +10,8 @@ import os
 import stat
 
 import pytest
-from sandboxguard import docker_engine, report, staging, sweep
+from sandboxguard import docker_engine, report, sweep
+from sandboxguard._privileged import staging
 
 AGENT = (1000, 1000)
 

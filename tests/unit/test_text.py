@@ -7,8 +7,8 @@ import os
 import random
 
 import pytest
+from sandboxguard._core.text import escape, for_result, from_result, one_line
 from sandboxguard.roots import RootRefused
-from sandboxguard.text import escape, for_result, from_result, one_line
 
 
 @pytest.mark.parametrize("raw, shown", [

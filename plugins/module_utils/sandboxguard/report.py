@@ -29,7 +29,7 @@ import stat
 import time
 import warnings
 
-from .text import one_line
+from ._core.text import one_line
 
 ENVELOPE_KEYS = ("roots", "changed", "complete", "errors", "warnings", "counts", "elapsed")
 

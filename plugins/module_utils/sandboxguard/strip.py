@@ -44,9 +44,11 @@ constants below; the rest is private.
 """
 import time
 
-from . import forked, walk
 from . import report as envelope
-from .fileops import (
+from ._core import forked
+from ._core.forked import MAX_WORKERS, WORKER_GRACE_S, WORKER_STOP_S, Stopped, stop_child
+from ._walk import walk
+from ._walk.fileops import (
     ACTIONS,
     CAP_XATTR,
     CAPS_METHODS,
@@ -65,9 +67,8 @@ from .fileops import (
     return_owner,
     strip_setid,
 )
-from .forked import MAX_WORKERS, WORKER_GRACE_S, WORKER_STOP_S, Stopped, stop_child
+from ._walk.walk import FD_RESERVE, MAX_HELD_DIR_FDS, SHARE_FRONTIER, held_fd_cap, new_report
 from .roots import RootRefused, open_root
-from .walk import FD_RESERVE, MAX_HELD_DIR_FDS, SHARE_FRONTIER, held_fd_cap, new_report
 
 # What `from sandboxguard.strip import ...` offers: the names re-exported above (the walk and
 # the file actions moved to walk.py and fileops.py) and this module's own entry points.

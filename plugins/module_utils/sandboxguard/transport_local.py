@@ -9,8 +9,8 @@ ssh and Docker transports do.
 """
 import tempfile
 
+from ._core.proc import DEVNULL, PIPE, TimeoutExpired, popen
 from .fetch import DEFAULT_MAX_BYTES, output_limit
-from .proc import DEVNULL, PIPE, TimeoutExpired, popen
 
 
 class LocalExec:

@@ -118,7 +118,7 @@ def _run_editor(command, cwd):
 
     As cron's crontab.c does for -e (fork, chdir, execl of the shell). A plain fork and exec
     rather than ``subprocess``: this file is written out as a self-contained executable, and
-    every other child process of the library goes through sandboxguard.proc (see there).
+    every other child process of the library goes through sandboxguard._core.proc (see there).
     """
     pid = os.fork()
     if pid == 0:  # the child: never return into the parent's code
@@ -742,7 +742,7 @@ def _write_private(path, data, mode=0o600):
     """Replace *path* with *data* atomically (temp file in the same directory, fsync, rename),
     *mode* set on the descriptor; a missing directory is created 0700.
 
-    The library's one atomic write is ``sandboxguard.atomicfile``; this file keeps its own
+    The library's one atomic write is ``sandboxguard._core.atomicfile``; this file keeps its own
     because it also runs standalone as the shim (``/usr/bin/python3 crontab``), where the
     package cannot be imported. Same steps; used for the table only, which the shim writes
     as the user the eval runs as, in that run's own directory. Installing the shim itself

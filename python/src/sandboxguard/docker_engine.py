@@ -17,7 +17,7 @@ import glob
 import os
 import posixpath
 
-from . import defaults
+from ._core import defaults
 
 # One text for a missing SDK, whichever operation needs it (sweep, mounts_info, the docker
 # fetch transport). Library terms only: the roles add their own variable names.

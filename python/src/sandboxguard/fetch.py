@@ -47,6 +47,7 @@ import stat
 import time
 
 from . import report as envelope
+from ._core.text import escape
 from ._fetch.landing import MODE_PRIVATE, MODE_PUBLIC, land_file, make_dest_dir
 from ._fetch.output import decode_payload, parse_output
 from ._fetch.policy import (
@@ -63,7 +64,6 @@ from ._fetch.policy import (
     safe_name,
 )
 from ._fetch.program import _OPEN_FD3, _PRELUDE, new_token, read_program, resolve_program, shell_join
-from .text import escape
 
 # The public names (python/README.md) and what the transports, the action plugin, the CLI and
 # the tests use from here.

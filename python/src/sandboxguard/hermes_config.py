@@ -22,10 +22,11 @@ Touches the system: reads and (unless ``dry_run``) writes one file, atomically.
 import os
 import time
 
-from . import atomicfile, safefs, yamlconf
 from . import report as envelope
+from . import yamlconf
+from ._core import atomicfile, safefs
+from ._core.text import escape
 from .errors import InputError
-from .text import escape
 
 NEW_FILE_MODE = 0o600
 READ_LIMIT = 4 << 20  # a Hermes config is a few kilobytes; never read more than this

@@ -45,6 +45,7 @@ import time
 
 from . import report as envelope
 from ._core.crontab_header import NHEADER_LINES
+from ._core.text import escape, one_line
 from ._leaks.atjobs import AT_SPOOL_DIRS, audit_at_spool
 from ._leaks.baseline import (
     BASELINE_MODES,
@@ -58,7 +59,6 @@ from ._leaks.baseline import (
 from ._leaks.cron import MAX_ENTRY_CHARS, MAX_LINE_BYTES, SPOOL_DIR, audit_cron_spool, cron_jobs, iter_cron_jobs
 from ._leaks.home import DEFAULT_TMP_PATTERNS, RUNTIME_ROOT, TMP_DIR, audit_home, audit_runtime, audit_tmp
 from ._leaks.reading import MAX_WALK_ENTRIES
-from .text import escape, one_line
 
 # The public names (python/README.md) and what the modules, the CLI and leaks_remove use.
 __all__ = [

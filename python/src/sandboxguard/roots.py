@@ -19,10 +19,10 @@ import errno
 import os
 import stat
 
+from ._core.mountinfo import mount_id_of_fd, read_mountinfo, source_paths
+from ._core.safefs import HeldFd
+from ._core.text import escape
 from .errors import InputError
-from .mountinfo import mount_id_of_fd, read_mountinfo, source_paths
-from .safefs import HeldFd
-from .text import escape
 
 # Refused as roots, and so is everything beneath them: the system's own files.
 SYSTEM_TREES = (

@@ -30,11 +30,14 @@ import stat
 import threading
 import time
 
-from . import docker_engine, fileops, safefs, sandboxes, scope, staging
+from . import docker_engine
 from . import report as envelope
 from . import strip as stripmod
+from ._core import safefs
+from ._core.text import escape
+from ._privileged import sandboxes, scope, staging
+from ._walk import fileops
 from .errors import InputError
-from .text import escape
 
 STEPS = ("chown", "setid", "caps")
 METHODS = ("native", "container")

@@ -11,8 +11,8 @@ import pkgutil
 import sys
 
 from sandboxguard import __version__
+from sandboxguard._core.text import one_line
 from sandboxguard.errors import InputError
-from sandboxguard.text import one_line
 
 from . import commands
 

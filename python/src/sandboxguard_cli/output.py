@@ -21,7 +21,7 @@ import json
 import sys
 
 from sandboxguard import report as envelope
-from sandboxguard.text import for_result, one_line
+from sandboxguard._core.text import for_result, one_line
 
 from .main import EXIT_FINDINGS, EXIT_OK
 

@@ -7,7 +7,7 @@ plain values out (the facts come from ``_bwrap.host.read_host_facts``).
 """
 import re
 
-from .. import defaults
+from .._core import defaults
 from ..errors import InputError
 
 DEFAULT_MIN_VERSION = defaults.BWRAP_MIN_VERSION

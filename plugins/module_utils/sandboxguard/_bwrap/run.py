@@ -7,7 +7,7 @@
 import os
 import time
 
-from .. import defaults, proc
+from .._core import defaults, proc
 from ..errors import InputError
 from .host import SEARCH_PATH
 

@@ -11,8 +11,8 @@ import re
 import unicodedata
 
 from .. import credentials
+from .._core.pathnames import is_within
 from ..errors import InputError
-from ..pathnames import is_within
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 DEFAULT_OPEN_TIMEOUT_S = 5

@@ -10,9 +10,9 @@ import os
 import stat
 import time
 
-from .. import fanotify
 from .. import strip as stripmod
-from ..text import escape
+from .._core.text import escape
+from . import fanotify
 from .handles import fsid_key
 from .lines import fd_path, file_record
 from .rootset import DIR_READ

@@ -10,7 +10,7 @@ directory rename clears the cache (``clear``).
 import errno
 import os
 
-from .. import fanotify
+from . import fanotify
 from .rootset import DIR_PATH
 
 MAX_CACHED_HANDLES = 200000  # handle -> root decisions kept before the cache starts over

@@ -8,7 +8,7 @@ import json
 import os
 import stat
 
-from .. import atomicfile
+from .._core import atomicfile
 from ..errors import InputError
 
 BASELINE_SCHEMA = "sandboxguard.leaks.baseline/1"

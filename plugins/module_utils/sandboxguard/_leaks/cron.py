@@ -10,10 +10,10 @@ import os
 import re
 import time
 
-from .. import defaults
 from .. import report as envelope
+from .._core import defaults
 from .._core.crontab_header import is_header_line
-from ..text import escape
+from .._core.text import escape
 from .reading import finding, iter_lines, open_dir, read_chunks, read_regular
 
 SPOOL_DIR = defaults.CRON_SPOOL_DIR

@@ -11,7 +11,7 @@ import os
 import stat
 
 from .. import report as envelope
-from .. import safefs
+from .._core import safefs
 
 MAX_WALK_ENTRIES = 10000
 MAX_WALK_DEPTH = 64

@@ -12,10 +12,11 @@ import re
 import shutil
 import stat
 
-from .. import credentials, proc
+from .. import credentials
+from .._core import proc
+from .._core.pathnames import is_within
 from ..container import detect_container
 from ..errors import InputError
-from ..pathnames import is_within
 from .diagnosis import parse_version
 
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -7,8 +7,8 @@ left as it is.
 import os
 import stat
 
-from .. import atomicfile, safefs
-from ..text import escape
+from .._core import atomicfile, safefs
+from .._core.text import escape
 from .policy import FetchError, safe_name
 
 MODE_PUBLIC = 0o644

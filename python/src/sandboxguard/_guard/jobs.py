@@ -10,8 +10,8 @@ import select
 import signal
 import time
 
-from .. import forked
 from .. import strip as stripmod
+from .._core import forked
 from ..roots import OpenRoot
 from .lines import fd_path, file_record, names, where
 

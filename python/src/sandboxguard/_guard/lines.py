@@ -6,7 +6,7 @@ held descriptor is now. Every container-written name in a line goes through text
 """
 import os
 
-from ..text import escape, one_line
+from .._core.text import escape, one_line
 
 
 def file_record(entry, latency_ms, via):

@@ -6,9 +6,9 @@ marked for fanotify through the held descriptor, dropped when its name leads els
 """
 import os
 
-from .. import fanotify
+from .._core.text import escape
 from ..roots import OpenRoot, RootRefused, open_root
-from ..text import escape
+from . import fanotify
 
 _WATCH_FILES = fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
 WATCH_MASK = _WATCH_FILES | fanotify.FAN_ONDIR | fanotify.FAN_EVENT_ON_CHILD

@@ -7,7 +7,7 @@ import re
 import time
 
 from .. import report as envelope
-from ..text import escape
+from .._core.text import escape
 from .cron import MAX_ENTRY_CHARS
 from .reading import finding, iter_lines, list_dir, read_chunks, read_regular
 

@@ -10,9 +10,9 @@ import os
 import stat
 import time
 
-from .. import defaults, safefs
 from .. import report as envelope
-from ..text import escape
+from .._core import defaults, safefs
+from .._core.text import escape
 from .reading import MAX_WALK_ENTRIES, finding, list_dir, lstat_at, open_dir, walk_under
 
 RUNTIME_ROOT = "/run/user"

@@ -5,8 +5,8 @@
 """
 import os
 
-from .. import defaults, safefs
-from ..text import escape
+from .._core import defaults, safefs
+from .._core.text import escape
 from .dirs import _set_mode_at
 from .modes import MODE_ENV, PRIVATE_DIR_MODE, PROFILE_HOME_DIR, HomeModeError, norm_path, normalize_mode
 
@@ -24,7 +24,7 @@ def hermes_homes(hermes_home, include_profiles=True):
     """The default home and, with *include_profiles*, each profile under ``profiles/`` by the
     one rule (sandboxes.list_profile_names: through descriptors; a symlinked ``profiles``,
     a symlinked profile and a name starting with a dot give none)."""
-    from ..sandboxes import list_profile_names  # noqa: PLC0415
+    from .._privileged.sandboxes import list_profile_names  # noqa: PLC0415
 
     base = norm_path(hermes_home)
     homes = [base]
@@ -58,7 +58,7 @@ def _each_home(base_dir, base, include_profiles, report):
     below the held home with O_NOFOLLOW (the fd is the caller's to close unless it is the
     home's own). A profile that cannot be opened comes with ``error`` (a line) and no fd."""
     from .. import report as envelope  # noqa: PLC0415
-    from ..sandboxes import profile_names_at  # noqa: PLC0415
+    from .._privileged.sandboxes import profile_names_at  # noqa: PLC0415
 
     yield base, base_dir.fd, base_dir.st, None
     if not include_profiles:

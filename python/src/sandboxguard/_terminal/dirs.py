@@ -6,8 +6,8 @@ Errors come as HomeModeError, one line naming the path and the fix.
 """
 import os
 
-from .. import safefs
-from ..text import escape
+from .._core import safefs
+from .._core.text import escape
 from .modes import PRIVATE_DIR_MODE, HomeModeError
 
 

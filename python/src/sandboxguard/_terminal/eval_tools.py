@@ -22,7 +22,7 @@ import os
 import shlex
 import stat
 
-from .. import atomicfile, safefs
+from .._core import atomicfile, safefs
 from .modes import HomeModeError
 
 BIN_DIR_MODE = 0o755  # every user an eval runs as must reach the tools

@@ -4,7 +4,7 @@
 import os
 
 from sandboxguard import bwrap
-from sandboxguard.text import escape, one_line
+from sandboxguard._core.text import escape, one_line
 
 from .. import output
 from ..main import EXIT_OK, UsageError

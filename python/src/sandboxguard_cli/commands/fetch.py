@@ -5,7 +5,7 @@ import os
 import re
 
 from sandboxguard import fetch as fetchlib
-from sandboxguard.text import escape, one_line
+from sandboxguard._core.text import escape, one_line
 from sandboxguard.transport_docker import DockerExec
 from sandboxguard.transport_local import LocalExec
 from sandboxguard.transport_ssh import CONNECT_TIMEOUT_S, SSHExec, parse_target

@@ -5,10 +5,10 @@ import os
 import signal
 import sys
 
-from sandboxguard import fanotify, guard_scope
-from sandboxguard import guard as guardmod
+from sandboxguard._core.text import escape, one_line
+from sandboxguard._guard import fanotify, guard_scope
+from sandboxguard._guard import guard as guardmod
 from sandboxguard.roots import RootRefused, check_root
-from sandboxguard.text import escape, one_line
 
 from .. import output
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError

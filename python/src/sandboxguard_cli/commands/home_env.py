@@ -21,9 +21,9 @@ import subprocess
 
 from sandboxguard import home_mode
 from sandboxguard import report as envelope
+from sandboxguard._core.text import escape
 from sandboxguard._terminal import eval_tools as shim
 from sandboxguard.errors import InputError
-from sandboxguard.text import escape
 
 from .. import output
 from ..main import UsageError

@@ -16,8 +16,9 @@ With --baseline, FILE is written when it does not exist and compared with when i
 other users' tables and homes. Exit 0 when nothing is found, 1 for findings, errors,
 warnings or an incomplete audit, 2 for bad input (output.emit, as every command).
 """
-from sandboxguard import audit, leaks
-from sandboxguard.text import escape, one_line
+from sandboxguard import leaks
+from sandboxguard._core.text import escape, one_line
+from sandboxguard._fleet import audit
 
 from .. import output
 from ..main import UsageError

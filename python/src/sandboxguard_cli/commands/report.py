@@ -1,9 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard report merge`: one set of fleet audit reports from the reports of AWX job slices."""
-from sandboxguard import audit_report
 from sandboxguard import report as envelope
-from sandboxguard.text import escape
+from sandboxguard._core.text import escape
+from sandboxguard._fleet import audit_report
 
 from .. import output
 from ..main import UsageError

@@ -23,10 +23,10 @@ The contract a role (runner_cleanup) and a sudoers rule build on:
 import math
 import os
 
-from sandboxguard import defaults
-from sandboxguard import runners as runnersmod
 from sandboxguard import strip as stripmod
-from sandboxguard.text import escape
+from sandboxguard._core import defaults
+from sandboxguard._core.text import escape
+from sandboxguard._privileged import runners as runnersmod
 
 from .. import output
 from ..main import UsageError

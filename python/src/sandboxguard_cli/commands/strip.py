@@ -7,8 +7,8 @@ import sys
 
 from sandboxguard import owners
 from sandboxguard import strip as stripmod
+from sandboxguard._core.text import escape
 from sandboxguard.roots import RootRefused
-from sandboxguard.text import escape
 
 from .. import output
 from ..main import UsageError

@@ -5,7 +5,7 @@ import os
 
 from sandboxguard import docker_engine, owners
 from sandboxguard import sweep as sweepmod
-from sandboxguard.text import escape, one_line
+from sandboxguard._core.text import escape, one_line
 
 from .. import output
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError

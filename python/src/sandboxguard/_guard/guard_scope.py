@@ -1,0 +1,80 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""What the guard watches: its roots (scope.derive, again at every rescan) and the engine
+query for bind mounts below them that are other filesystems.
+
+``sandboxguard guard`` (the CLI) parses its arguments and calls :func:`sources` once; the
+Guard (guard.py) calls what it returns.
+"""
+import os
+
+from .._privileged import sandboxes, scope
+
+
+def default_homes(hermes_homes=(), explicit=False, environ=None):
+    """The Hermes homes the guard covers: those given; none when other roots are given
+    (``explicit``: paths, a sandbox dir or operator roots); else ``$HERMES_HOME`` or
+    ``~/.hermes``."""
+    if hermes_homes:
+        return list(hermes_homes)
+    if explicit:
+        return []
+    environ = os.environ if environ is None else environ
+    home = environ.get("HERMES_HOME")
+    return [home] if home else [os.path.join(os.path.expanduser("~"), ".hermes")]
+
+
+def roots_source(hermes_homes=(), sandbox_dir=None, extra_roots=()):
+    """For Guard(roots_source=...): () -> (roots, refused), roots a list of (realpath,
+    source) from scope.derive, derived again at each call (a root that appears or is
+    swapped for a symlink is seen at the next rescan)."""
+    def source():
+        found = scope.derive(hermes_homes, sandbox_dir, extra_roots)
+        return [(r["realpath"], r["source"]) for r in found["roots"]], found["refused"]
+    return source
+
+
+def _dev(path):
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
+
+
+def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=()):
+    """For Guard(engine_source=...), run in a forked child: bind-mount sources below the
+    roots that lie on another filesystem than their root (a filesystem mark covers one
+    filesystem). The scope rule is the sweep's (sandboxes.scope_containers: realpath below
+    a root of scope.derive); the engine only tells which directories are mounted, it never
+    adds a root of its own. Returns {"roots": [[path, why]]}, or {"error": why} with no SDK
+    or no engine."""
+    def ask():
+        from .. import docker_engine  # noqa: PLC0415 - the SDK only when an engine is asked
+
+        usable = scope.derive(hermes_homes, sandbox_dir, extra_roots)["roots"]
+        if not usable:
+            return {"roots": []}
+        try:
+            engines = docker_engine.connect_engines(docker_host, timeout=10)  # every engine present (auto)
+            inspects = [doc for _, client in engines for doc in docker_engine.inspect_containers(client, None, False)]
+        except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
+            return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
+        targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)[1]
+        roots = []
+        for target in targets:
+            if _dev(target["realpath"]) not in (None, _dev(target["root"])):
+                roots.append([target["realpath"], "bind mount of %s (another filesystem)" % ", ".join(
+                    c[:12] for c in target["containers"][:3])])
+        return {"roots": roots}
+    return ask
+
+
+def sources(paths=(), hermes_homes=(), sandbox_dir=None, extra_roots=(), docker_host=None, engine=True,
+            environ=None):
+    """(roots_source, engine_source or None) for Guard, from the CLI's arguments: ``paths``
+    (explicit roots, checked by the caller) and ``extra_roots`` are the operator's roots;
+    the Hermes homes default as :func:`default_homes` says."""
+    homes = default_homes(hermes_homes, bool(paths or sandbox_dir or extra_roots), environ)
+    operator = list(paths) + [r for r in extra_roots if r not in paths]
+    roots = roots_source(homes, sandbox_dir, operator)
+    return roots, (engine_source(docker_host, homes, sandbox_dir, operator) if engine else None)
