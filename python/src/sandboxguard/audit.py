@@ -163,6 +163,38 @@ def _finding_of(entry):
             "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps")]}
 
 
+NOTHING_GIVEN = "no paths, Hermes homes or sandbox directory given"
+
+
+def privileged_scope(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE, docker_host=None,
+                     engine=None):
+    """The roots the privileged-files check walks (and remediate fixes), as the audit decides them.
+
+    Returns None when no paths, Hermes homes or sandbox directory are given (the engine's
+    mounts are in scope only below roots derived from these: nothing to look under), else a
+    dict: walk (existing roots, realpaths, nested ones dropped), absent, errors (refused
+    roots, an engine that had to answer and did not), warnings, engine (the engine_targets()
+    result; *engine* is one to use instead of asking) and engine_summary (as the check reports it).
+    Touches the system (lstat, opens, asks the engine) but changes nothing.
+    """
+    if docker not in DOCKER_MODES:
+        raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
+    if not paths and not hermes_homes and not sandbox_dir:
+        return None
+    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir)
+    candidates = _candidate_roots(paths, hermes_homes, sandbox_dir)
+    candidates += [(target, "docker") for target in engine["targets"]]
+    walk, absent, errors = walk_roots(candidates)
+    warnings = []
+    if engine["error"]:
+        errors.append(_error("engine", docker_host or "docker", engine["reason"]))
+    elif not engine["answered"] and docker != "never":
+        warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
+    return {"walk": walk, "absent": absent, "errors": errors, "warnings": warnings, "engine": engine,
+            "engine_summary": {"answered": engine["answered"], "reason": engine["reason"],
+                               "targets": engine["targets"]}}
+
+
 def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE,
                            docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
                            engine=None):
@@ -170,22 +202,11 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
 
     *engine*: an engine_targets() result to use instead of asking the engine.
     """
-    if docker not in DOCKER_MODES:
-        raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
-    if not paths and not hermes_homes and not sandbox_dir:
-        # The engine's mounts are in scope only below roots derived from these: nothing to look under.
-        return _result(audit_record.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
-                       absent=[])
-    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir)
-    candidates = _candidate_roots(paths, hermes_homes, sandbox_dir)
-    candidates += [(target, "docker") for target in engine["targets"]]
-    walk, absent, errors = walk_roots(candidates)
-    warnings = []
-    engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"]}
-    if engine["error"]:
-        errors.append(_error("engine", docker_host or "docker", engine["reason"]))
-    elif not engine["answered"] and docker != "never":
-        warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
+    scope = privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host, engine)
+    if scope is None:
+        return _result(audit_record.SKIPPED, reason=NOTHING_GIVEN, absent=[])
+    walk, absent, errors, warnings = scope["walk"], scope["absent"], scope["errors"], scope["warnings"]
+    engine_summary = scope["engine_summary"]
     if not walk:
         if errors:
             return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
