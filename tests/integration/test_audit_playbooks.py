@@ -561,3 +561,30 @@ def test_audit_and_remediate_with_hostile_names(tmp_path):
     rc, out = playbook(fleet, "audit", audit_vars(fleet))
     assert rc == 0, out["stats"]
     assert load(fleet["reports"] / "boundary-audit.json")["hosts"]["sgnames"]["status"] == "clean"
+
+
+def test_audit_of_a_hermes_home_under_a_symlinked_path_prints_the_real_path_to_give(tmp_path):
+    """The home is reached through a link in a directory another user owns (refused since
+    issue 19): the audit's summary names the host, the check and the real path to give."""
+    agent = tmp_path / "agent"
+    real = agent / "real" / ".hermes"
+    (real / "sandboxes" / "docker" / "t1").mkdir(parents=True)
+    (real / "config.yaml").write_text("terminal:\n  home_mode: real\n")
+    (agent / "link").symlink_to("real")
+    for path in (agent, agent / "link", agent / "real", real):
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    (tmp_path / "spool").mkdir()
+    (tmp_path / "tmp").mkdir()
+    inventory = tmp_path / "inventory"
+    inventory.write_text("[agents]\nlinked ansible_connection=local ansible_python_interpreter=%s "
+                         "sandboxguard_hermes_homes=%s sandboxguard_leak_spool_dir=%s sandboxguard_leak_tmp_dir=%s\n"
+                         % (PYTHON, agent / "link" / ".hermes", tmp_path / "spool", tmp_path / "tmp"))
+    fleet = {"inventory": inventory, "tmp": tmp_path, "reports": tmp_path / "reports"}
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_docker="never"))
+    assert rc != 0
+    [summary] = [result["msg"] for name, result in _task_results(out, "linked")
+                 if name.endswith("Show the fleet summary")]
+    assert "linked home_mode: " in summary and "it leads to %s now" % real in summary, summary
+    assert "linked privileged_files: " in summary and "it leads to %s/sandboxes/docker now" % real in summary, summary
+    record = load(fleet["reports"] / "boundary-audit.json")["hosts"]["linked"]
+    assert record["status"] == "error" and "it leads to %s now" % real in record["checks"]["home_mode"]["reason"]

@@ -428,7 +428,29 @@ def leak_scope(users=(), hermes_homes=(), sandbox_dir=None, agent_user=None, whe
         return chosen, {name: sources[name] for name in chosen}, None
     note = (" (the paths given are owned by root, and root's cron jobs are audited only when named)"
             if "root" in sources else "")
+    refused = _refusals([*hermes_homes, *([sandbox_dir] if sandbox_dir else [])])
+    if refused:
+        note += " (passed over: %s)" % "; ".join(refused)
     return [], {}, "no agent account known: give %s, or name the accounts in %s%s" % (homes_word, where, note)
+
+
+def _refusals(paths):
+    """Why each of *paths* that exists was passed over as safefs refuses it (with the real path
+    it leads to, for one through a symlink another user could have planted): words for the
+    reason only, nothing is used from what is opened here."""
+    from . import safefs  # noqa: PLC0415
+
+    lines = []
+    for path in paths:
+        if not isinstance(path, str) or not os.path.isabs(path) or not os.path.lexists(path):
+            continue
+        try:
+            safefs.open_dir(path).close()
+        except safefs.PathRefused as exc:
+            lines.append(str(exc))
+        except OSError:
+            continue
+    return lines
 
 
 def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None, hermes_homes=(),
