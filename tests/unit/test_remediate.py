@@ -141,6 +141,13 @@ def test_without_an_owner_ownership_is_skipped_and_nothing_is_given_away(host):
     assert os.lstat(host["plain"]).st_uid == 0 and os.listxattr(host["ping"]), "an unselected fix ran"
 
 
+def test_root_as_the_owner_skips_ownership_so_a_second_run_is_still_clean(host):
+    run(host, owner=(0, 0))
+    again = run(host, owner=(0, 0))
+    assert again["fixes"]["ownership"]["status"] == "skipped" and "root" in again["fixes"]["ownership"]["reason"]
+    assert (again["status"], again["changed"]) == ("ok", False)
+
+
 def test_nothing_given_changes_nothing_and_fails_nothing():
     result = remediate.remediate_host(docker="never")
     assert (result["status"], result["failed"]) == ("ok", [])

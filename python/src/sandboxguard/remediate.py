@@ -85,11 +85,16 @@ def _raised(section, exc):
 
 def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
     """The sections of the walk fixes in *wanted*: one strip.run over the audit's roots."""
-    walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or owner is not None)]
+    returns = owner is not None and owner[0] not in stripmod.OPTION_DEFAULTS["chown_from"]
+    walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or returns)]
     sections = {}
     if "ownership" in wanted and owner is None:
         sections["ownership"] = _skipped("ownership", dry_run, "no owner given: ownership is returned only to "
                                          "the owner you name (the owner option, sandboxguard_owner)")
+    elif "ownership" in wanted and not returns:
+        # as the sweep does: root's files given to root would be a change every run
+        sections["ownership"] = _skipped("ownership", dry_run, "the owner is root: the files ownership would "
+                                         "go back from already belong to it")
     if not walk_fixes:
         return sections
     if scope is None:
