@@ -13,7 +13,7 @@ description:
     Each fix goes through the same library call as its single-step module, which stays for a user who wants one step.
   - C(ownership), C(setid), C(caps) - one race-safe walk of the roots the audit's C(privileged_files) check walks
     returns ownership to O(owner) (only with an owner), clears setuid/setgid bits and removes file capabilities,
-    as M(sandboxguard.boundary.setid_strip) with O(caps) and O(owner). The walk's result is split into one
+    as M(sandboxguard.boundary.setid_strip) with O(sandboxguard.boundary.setid_strip#module:caps) and O(owner). The walk's result is split into one
     section per fix; an error of the walk itself (a directory it could not open) is in each of the three.
   - C(sandboxes) - sweeps the Docker sandboxes the engine reports in scope, as M(sandboxguard.boundary.sandbox_sweep)
     (ownership back to O(owner), or to each sandbox directory's owner), when an engine answers.
