@@ -84,7 +84,8 @@ def _raised(section, exc):
 # --- ownership, setid, caps: one walk -------------------------------------------------------
 
 def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
-    """The sections of the walk fixes in *wanted*: one strip.run over the audit's roots."""
+    """(sections, warnings): the sections of the walk fixes in *wanted* (one strip.run over the
+    audit's roots) and the warnings of the scope and the walk, which concern them all."""
     returns = owner is not None and owner[0] not in stripmod.OPTION_DEFAULTS["chown_from"]
     walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or returns)]
     sections = {}
@@ -96,11 +97,11 @@ def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
         sections["ownership"] = _skipped("ownership", dry_run, "the owner is root: the files ownership would "
                                          "go back from already belong to it")
     if not walk_fixes:
-        return sections
+        return sections, []
     if scope is None:
         for fix in walk_fixes:
             sections[fix] = _skipped(fix, dry_run, audit.NOTHING_GIVEN)
-        return sections
+        return sections, []
     report = None
     if scope["walk"]:
         try:
@@ -109,10 +110,10 @@ def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
         except Exception as exc:  # a refused root, a walker that failed: these fixes fail, the others run
             for fix in walk_fixes:
                 sections[fix] = _raised(_section(fix, dry_run, scope["walk"], absent=scope["absent"]), exc)
-            return sections
+            return sections, list(scope["warnings"])
     for fix in walk_fixes:
         sections[fix] = _walk_section(fix, scope, report, budget, dry_run)
-    return sections
+    return sections, list(scope["warnings"]) + list(report["warnings"] if report else ())
 
 
 def _walk_section(fix, scope, report, budget, dry_run):
@@ -121,8 +122,6 @@ def _walk_section(fix, scope, report, budget, dry_run):
                        counts={"files": 0, "dirs": 0, "unlisted": 0, "errors": 0})
     for error in scope["errors"]:
         envelope.add_error(section, error["path"], error["op"], error["error"])
-    for line in scope["warnings"]:
-        envelope.add_warning(section, line)
     if report is None:
         reason = "none of the paths exist on this host" if scope["absent"] else "nothing to look under"
         return _verdict(section, reason=None if section["errors"] else reason)
@@ -271,7 +270,7 @@ def remediate_host(fixes=FIXES, paths=(), hermes_homes=(), sandbox_dir=None, doc
     scope = None
     if wanted & {"ownership", "setid", "caps", "sandboxes"}:
         scope = audit.privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host)
-    sections = _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run)
+    sections, walk_warnings = _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run)
     runners = {
         "sandboxes": lambda: _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner, budget,
                                             dry_run),
@@ -288,15 +287,17 @@ def remediate_host(fixes=FIXES, paths=(), hermes_homes=(), sandbox_dir=None, doc
         except Exception as exc:  # one broken fix must not stop the others
             sections[fix] = _raised(_section(fix, dry_run), exc)
         sections[fix]["elapsed"] = round(time.monotonic() - began, 3)
-    return _host_report(sections, scope, dry_run, started)
+    return _host_report(sections, scope, walk_warnings, dry_run, started)
 
 
-def _host_report(sections, scope, dry_run, started):
+def _host_report(sections, scope, walk_warnings, dry_run, started):
     """The host's envelope: every fix's section (skipped when not selected), errors and warnings
-    of all of them (each warning naming its fix), ``failed`` and ``status``."""
+    of all of them (each warning naming its fix; the walk's once), ``failed`` and ``status``."""
     fixes = {fix: sections.get(fix) or _skipped(fix, dry_run, "not selected (fixes or tags)") for fix in FIXES}
     host = envelope.new_report(scope["walk"] if scope else [], dry_run=bool(dry_run), fixes=fixes, failed=[],
                                counts=dict.fromkeys(STATUSES, 0))
+    for line in walk_warnings:
+        envelope.add_warning(host, "walk: %s" % line)
     for fix, section in fixes.items():
         host["counts"][section["status"]] += 1
         host["changed"] = host["changed"] or section["status"] == CHANGED or bool(section["changed"])
