@@ -242,18 +242,17 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.audit_module import (
+    SCOPE_ARGUMENT_SPEC,
+    scope_kwargs,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
     exit_report,
     fail,
     input_errors_fail,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import (
-    audit,
-    defaults,
-    leaks_remove,
-    remediate,
-)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks_remove, remediate
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.walk_module import report_diff
@@ -276,47 +275,23 @@ def _diffs(host, wanted):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            fixes=dict(type="list", elements="str", default=list(remediate.FIXES)),
-            paths=dict(type="list", elements="path", default=[]),
-            hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
-            sandbox_dir=dict(type="path"),
-            docker=dict(type="str", choices=list(audit.DOCKER_MODES), default=audit.DEFAULT_DOCKER_MODE),
-            docker_host=dict(type="str"),
-            owner=dict(type="str"),
-            group=dict(type="str"),
-            budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
-            max_listed=dict(type="int", default=stripmod.DEFAULT_MAX_LISTED),
-            home_mode=dict(type="str"),
-            home_where=dict(type="str", choices=list(defaults.HOME_WHERE_CHOICES), default=defaults.HOME_WHERE),
-            profiles=dict(type="bool", default=True),
-            create_profile_home=dict(type="bool", default=True),
-            leak_users=dict(type="list", elements="str", default=[]),
-            leak_tmp_patterns=dict(type="list", elements="str", default=list(defaults.TMP_PATTERNS)),
-            leak_min_age=dict(type="int", default=0),
-            leak_tmp_dir=dict(type="path", default=defaults.TMP_DIR),
-            leak_spool_dir=dict(type="path", default=defaults.CRON_SPOOL_DIR),
-            agent_user=dict(type="str"),
-            quarantine_dir=dict(type="path", default=leaks_remove.DEFAULT_QUARANTINE),
-        ),
-        supports_check_mode=True,
-        required_by={"group": "owner"},
+    argument_spec = dict(SCOPE_ARGUMENT_SPEC)
+    argument_spec.update(
+        fixes=dict(type="list", elements="str", default=list(remediate.FIXES)),
+        owner=dict(type="str"),
+        group=dict(type="str"),
+        max_listed=dict(type="int", default=stripmod.DEFAULT_MAX_LISTED),
+        quarantine_dir=dict(type="path", default=leaks_remove.DEFAULT_QUARANTINE),
     )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, required_by={"group": "owner"})
     p = module.params
     if p["budget"] < 0:
         fail(module, "budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
-    fixes = as_list(p["fixes"])
     owner = resolve_owner(module, as_value(p["owner"]), as_value(p["group"]))
     with input_errors_fail(module):
         host = remediate.remediate_host(
-            fixes=fixes, paths=as_list(p["paths"]), hermes_homes=as_list(p["hermes_home"]),
-            sandbox_dir=as_value(p["sandbox_dir"]), docker=p["docker"], docker_host=as_value(p["docker_host"]),
-            owner=owner, budget=p["budget"], max_listed=p["max_listed"], home_mode=as_value(p["home_mode"]),
-            home_where=p["home_where"], profiles=p["profiles"], create_profile_home=p["create_profile_home"],
-            leak_users=as_list(p["leak_users"]), leak_tmp_patterns=as_list(p["leak_tmp_patterns"]) or None,
-            leak_min_age=p["leak_min_age"], leak_tmp_dir=p["leak_tmp_dir"], leak_spool_dir=p["leak_spool_dir"],
-            agent_user=as_value(p["agent_user"]), quarantine_dir=p["quarantine_dir"], dry_run=module.check_mode)
+            fixes=as_list(p["fixes"]), owner=owner, max_listed=p["max_listed"], quarantine_dir=p["quarantine_dir"],
+            dry_run=module.check_mode, **scope_kwargs(p))
     diff = _diffs(host, module._diff)
     fail_msg = remediate.failure_text(host) if host["failed"] else None
     host["failed_fixes"] = host.pop("failed")  # "failed" is Ansible's own key in a result
