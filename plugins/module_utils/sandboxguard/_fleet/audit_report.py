@@ -42,7 +42,7 @@ import xml.etree.ElementTree as ET
 from .._core import atomicfile
 from .._core.text import escape, for_result, from_result, one_line
 from ..errors import InputError
-from .audit_record import (  # the host side of the report (what the audit module imports), re-exported here
+from .audit_record import (  # noqa: F401  # pylint: disable=unused-import
     CHECK_STATUSES,
     CHECKS,
     CLEAN,
@@ -52,7 +52,8 @@ from .audit_record import (  # the host side of the report (what the audit modul
     SKIPPED,
     UNREACHABLE,
     host_record,
-)
+    host_status,
+)  # the host side of the report (what the audit module imports), re-exported here
 
 SCHEMA_VERSION = 1
 CHECK_TITLES = {"privileged_files": "Privileged files", "home_mode": "TERMINAL_HOME_MODE",
@@ -104,6 +105,22 @@ def sort_key(item):
 def worst_first(hosts):
     """[(name, record)] ordered worst first."""
     return sorted(hosts.items(), key=sort_key)
+
+
+def error_lines(report, limit=5):
+    """Why each host that could be reached has a check in error, one line each (``host check:
+    reason``, worst host first, at most *limit*, then how many more): what the operator must
+    fix before the audit can say clean, e.g. the real path to give for a refused one."""
+    lines = []
+    for name, record in worst_first(report["hosts"]):
+        if record["status"] == UNREACHABLE:
+            continue
+        for check, result in record["checks"].items():
+            if result.get("status") == ERROR:
+                lines.append("%s %s: %s" % (escape(name), check, one_line(result.get("reason") or "error")))
+    if len(lines) > limit:
+        lines = [*lines[:limit], "and %d more (see the reports)" % (len(lines) - limit)]
+    return lines
 
 
 def summarize(hosts):
