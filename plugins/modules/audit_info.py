@@ -16,6 +16,11 @@ description:
     engine answers), under C(<HERMES_HOME>/sandboxes/docker) of each O(hermes_home) and its profiles, and
     under O(paths). One race-safe walk that never follows a symlink, as M(sandboxguard.boundary.setid_strip)
     in check mode.
+  - "C(privileged_files) covers the CI runners' roots too (O(github_runners), O(gitlab_config)); in each GitHub
+    runner's work folder it also lists every file and directory not owned by the runner user (its uid or gid
+    is another's, which makes the next C(actions/checkout) fail with C(Permission denied)), as findings with
+    C(reasons=[owner]) and C(owner) (the runner's C([uid, gid])), counted in C(counts.not_runner_owned).
+    M(sandboxguard.boundary.sandbox_sweep) with the same O(github_runners) gives them back."
   - C(home_mode) compares the C(TERMINAL_HOME_MODE) of each Hermes home and profile with O(home_mode);
     a finding is what M(sandboxguard.boundary.terminal_home) would change. Without O(home_mode) the check
     is C(skipped) and lists the modes it read.
@@ -54,6 +59,19 @@ options:
     default: []
   sandbox_dir:
     description: The agent's C(TERMINAL_SANDBOX_DIR), when set; its C(docker) directory is in scope.
+    type: path
+  github_runners:
+    description:
+      - GitHub Actions self-hosted runner directories (holding C(.runner)); each one's work folder is a root of
+        C(privileged_files), with the runner-ownership findings. A refused runner directory is an C(error)
+        of the check naming it and the fix. A comma-separated string is accepted.
+    type: list
+    elements: path
+    default: []
+  gitlab_config:
+    description:
+      - GitLab Runner's C(config.toml); the host directories its docker executors bind are roots of
+        C(privileged_files). Needs Python 3.11 or later on the host.
     type: path
   docker:
     description:
@@ -233,6 +251,8 @@ def main():
             paths=dict(type="list", elements="path", default=[]),
             hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
             sandbox_dir=dict(type="path"),
+            github_runners=dict(type="list", elements="path", default=[]),
+            gitlab_config=dict(type="path"),
             docker=dict(type="str", choices=list(audit.DOCKER_MODES), default=audit.DEFAULT_DOCKER_MODE),
             docker_host=dict(type="str"),
             budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
@@ -270,7 +290,8 @@ def main():
             leak_min_age=p["leak_min_age"], leak_tmp_dir=p["leak_tmp_dir"], leak_spool_dir=p["leak_spool_dir"],
             agent_user=as_value(p["agent_user"]),
             bwrap_min_version=as_value(p["bwrap_min_version"]), bwrap_checks=as_list(p["bwrap_checks"]),
-            bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)")
+            bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)",
+            github_runners=as_list(p["github_runners"]), gitlab_config=as_value(p["gitlab_config"]))
     exit_result(module, changed=False, record=record, status=record["status"])
 
 
