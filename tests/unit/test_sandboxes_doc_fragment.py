@@ -1,8 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The roots options (hermes_home, sandbox_dir, roots, github_runners, gitlab_config) are
-documented the same way for the sweep's modules (fragment sandboxguard.boundary.sandboxes) and for nosuid_mount (its ROOTS part), and
-taken from one argument spec."""
+documented the same way for the sweep's modules (fragment sandboxguard.boundary.sandboxes) and
+for nosuid_mount (its ROOTS part), and taken from one argument spec."""
 import ast
 import os
 import sys
