@@ -174,7 +174,8 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
     runners.runner_providers), the files and directories not owned by that owner (uid or
     gid): what makes the runner's next ``actions/checkout`` fail. Those are findings with
     reasons ``["owner"]`` and ``owner`` (the runner's [uid, gid]), counted in
-    ``counts.not_runner_owned``.
+    ``counts.not_runner_owned``; ``runner_roots`` lists those roots ({path, owner, source}:
+    what remediate gives back to each owner).
 
     *engine*: an engine_targets() result to use instead of asking the engine.
     *providers*: more scope providers (runners.runner_providers).
@@ -217,8 +218,9 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
     counts["not_runner_owned"] = 0
     for root in owned:
         complete = _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts) and complete
+    runner_roots = [{"path": r["realpath"], "owner": list(r["owner"]), "source": r["source"]} for r in owned]
     return _verdict(findings, errors, complete, reason, roots=walk, absent=absent,
-                    engine=engine_summary, warnings=warnings, counts=counts)
+                    engine=engine_summary, warnings=warnings, counts=counts, runner_roots=runner_roots)
 
 
 def _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts):
