@@ -10,6 +10,7 @@ user and a second audit is clean."""
 import base64
 import json
 import os
+import sys
 
 import pytest
 from test_audit_playbooks import load, playbook
@@ -22,6 +23,7 @@ from test_runner_cleanup import (  # noqa: F401 - client and world are fixtures
     start_job,
     world,
 )
+from test_sweep_role import run_role, task_result
 
 pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
 
@@ -89,3 +91,38 @@ def test_the_audit_names_the_files_the_runner_user_does_not_own_and_remediate_gi
     assert rc == 0, out["stats"]
     check = load(host["reports"] / "boundary-audit.json")["hosts"]["runner"]["checks"]["privileged_files"]
     assert check["status"] == "clean" and check["counts"]["not_runner_owned"] == 0
+
+
+def _role_vars(host, **more):
+    tmp = host["tmp"]
+    (tmp / "bin").mkdir(exist_ok=True)
+    base = {"sandbox_sweep_github_runners": host["runner"] + ",",  # an AWX survey string, nothing else in scope
+            "sandbox_sweep_timer": "false", "sandbox_sweep_watch_events": "false", "sandbox_sweep_guard": "false",
+            "sandbox_sweep_docker_sdk": "none", "sandbox_sweep_python": sys.executable,
+            "sandbox_sweep_install_dir": str(tmp / "lib"), "sandbox_sweep_cli_path": str(tmp / "bin" / "sandboxguard")}
+    base.update(more)
+    return base
+
+
+def test_the_sandbox_sweep_role_sweeps_a_runner_work_folder_and_leaves_nosuid_and_the_guard_off(runner_host):
+    host = runner_host
+    assert privileged_left(host["work"], host["owner"])
+    rc, _stats, out = run_role(host["tmp"], _role_vars(host))
+    assert rc == 0, json.dumps(out["stats"])
+    swept = task_result(out, "Sweep every in-scope sandbox now (ownership return, setid, caps)")
+    assert [(s["path"], s["owner"]) for s in swept["sandboxes"]] == [(host["work"], list(host["owner"]))]
+    assert privileged_left(host["work"], host["owner"]) == []
+    facts = task_result(out, "Build the CLI's scope and method arguments")["ansible_facts"]
+    assert "--github-runner=%s" % host["runner"] in facts["sandbox_sweep_cli_args"]
+    guard = task_result(out, "Build the guard's scope arguments and the paths it may write in")["ansible_facts"]
+    assert guard["sandbox_sweep_guard_args"] == [] and guard["sandbox_sweep_guard_rw_paths"] == []
+    assert task_result(out, "Mount the sandbox roots nosuid,nodev").get("skipped")  # default off for _work
+    with open("/proc/self/mountinfo") as f:
+        assert host["work"] not in f.read()
+
+    rc, _stats, out = run_role(host["tmp"], _role_vars(host, sandbox_sweep_runner_guard="true",
+                                                      sandbox_sweep_nosuid_mount="false"), "--check")
+    assert rc == 0, json.dumps(out["stats"])
+    guard = task_result(out, "Build the guard's scope arguments and the paths it may write in")["ansible_facts"]
+    assert guard["sandbox_sweep_guard_args"] == ["--github-runner=%s" % host["runner"]]
+    assert guard["sandbox_sweep_guard_rw_paths"] == [host["runner"]]
