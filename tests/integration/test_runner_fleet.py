@@ -10,6 +10,7 @@ user and a second audit is clean."""
 import base64
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -28,6 +29,7 @@ from test_sweep_role import run_role, task_result
 pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
 
 PYTHON = "/usr/bin/python3"
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python", "src")
 
 
 @pytest.fixture
@@ -126,3 +128,16 @@ def test_the_sandbox_sweep_role_sweeps_a_runner_work_folder_and_leaves_nosuid_an
     guard = task_result(out, "Build the guard's scope arguments and the paths it may write in")["ansible_facts"]
     assert guard["sandbox_sweep_guard_args"] == ["--github-runner=%s" % host["runner"]]
     assert guard["sandbox_sweep_guard_rw_paths"] == [host["runner"]]
+
+
+def test_the_sweep_command_takes_the_runner_and_gives_its_work_folder_back(runner_host):
+    host = runner_host
+    cli = [sys.executable, "-m", "sandboxguard_cli", "sweep", "--github-runner", host["runner"], "--json"]
+    env = dict(os.environ, PYTHONPATH=SRC, HERMES_HOME=str(host["tmp"] / "no-hermes"))
+    dry = subprocess.run([*cli, "--dry-run"], capture_output=True, text=True, env=env, timeout=300, check=False)
+    report = json.loads(dry.stdout)
+    assert [(s["path"], s["owner"]) for s in report["sandboxes"]] == [(host["work"], list(host["owner"]))], dry.stderr
+    assert report["changed"] and privileged_left(host["work"], host["owner"])  # a dry run changes nothing
+    done = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert privileged_left(host["work"], host["owner"]) == []
