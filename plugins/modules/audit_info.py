@@ -208,6 +208,8 @@ record:
         - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap)) with C(status), C(findings),
           C(reason), C(errors) (C(path), C(op), C(error)), C(elapsed), and what the check adds (C(roots), C(absent),
           C(engine), C(counts), C(warnings), C(homes)).
+        - C(privileged_files) adds C(runner_roots), the GitHub runners' work folders it walked (C(path), C(owner)
+          the runner user's C([uid, gid]), C(source)), and C(counts.not_runner_owned).
       type: dict
       returned: always
     elapsed:
