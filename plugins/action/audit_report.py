@@ -102,12 +102,16 @@ class ActionModule(ActionBase):
                                              "can write" % (escape(report_dir), exc.strerror or exc))) from None
         summary = report["summary"]
         errors_only = summary["hosts_error"] - summary["hosts_unreachable"]
+        # why a reached host is in error (a refused Hermes home names the real path to give)
+        why = audit_report.error_lines(report)
         result.update(for_result(dict(
             changed=False, report_dir=report_dir, files=written, summary=summary,
             stats=audit_report.stats(summary),
             gate=audit_report.gate(summary, fail_on_findings, fail_on_errors),
             hosts={name: record["status"] for name, record in report["hosts"].items()},
-            msg="%d host(s): %d with findings, %d error, %d unreachable, %d clean; reports in %s" % (
+            host_errors=why,
+            msg="%d host(s): %d with findings, %d error, %d unreachable, %d clean; reports in %s%s" % (
                 summary["hosts_total"], summary["hosts_with_findings"], errors_only,
-                summary["hosts_unreachable"], summary["hosts_clean"], escape(report_dir)))))
+                summary["hosts_unreachable"], summary["hosts_clean"], escape(report_dir),
+                "; errors: " + " | ".join(why) if why else ""))))
         return result

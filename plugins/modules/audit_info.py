@@ -236,45 +236,29 @@ status:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.audit_module import (
+    SCOPE_ARGUMENT_SPEC,
+    scope_kwargs,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
     exit_result,
     fail,
     input_errors_fail,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import audit, audit_record, defaults
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.inputs import as_list, as_value
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            checks=dict(type="list", elements="str", default=list(audit_record.CHECKS)),
-            paths=dict(type="list", elements="path", default=[]),
-            hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
-            sandbox_dir=dict(type="path"),
-            github_runners=dict(type="list", elements="path", default=[]),
-            gitlab_config=dict(type="path"),
-            docker=dict(type="str", choices=list(audit.DOCKER_MODES), default=audit.DEFAULT_DOCKER_MODE),
-            docker_host=dict(type="str"),
-            budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
-            max_listed=dict(type="int", default=audit.MAX_LISTED_FINDINGS),
-            home_mode=dict(type="str"),
-            home_where=dict(type="str", choices=list(defaults.HOME_WHERE_CHOICES), default=defaults.HOME_WHERE),
-            profiles=dict(type="bool", default=True),
-            create_profile_home=dict(type="bool", default=True),
-            leak_users=dict(type="list", elements="str", default=[]),
-            leak_tmp_patterns=dict(type="list", elements="str", default=list(defaults.TMP_PATTERNS)),
-            leak_min_age=dict(type="int", default=0),
-            leak_tmp_dir=dict(type="path", default=defaults.TMP_DIR),
-            leak_spool_dir=dict(type="path", default=defaults.CRON_SPOOL_DIR),
-            agent_user=dict(type="str"),
-            bwrap_min_version=dict(type="str", default=defaults.BWRAP_MIN_VERSION),
-            bwrap_checks=dict(type="list", elements="str", default=[]),
-            bwrap_timeout=dict(type="int", default=defaults.BWRAP_PROBE_TIMEOUT_S),
-        ),
-        supports_check_mode=True,
+    argument_spec = dict(SCOPE_ARGUMENT_SPEC)
+    argument_spec.update(
+        checks=dict(type="list", elements="str", default=list(audit_record.CHECKS)),
+        max_listed=dict(type="int", default=audit.MAX_LISTED_FINDINGS),
+        bwrap_min_version=dict(type="str", default=defaults.BWRAP_MIN_VERSION),
+        bwrap_checks=dict(type="list", elements="str", default=[]),
+        bwrap_timeout=dict(type="int", default=defaults.BWRAP_PROBE_TIMEOUT_S),
     )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
     if p["budget"] < 0:
         fail(module, "budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
@@ -284,16 +268,9 @@ def main():
         fail(module, "checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
     with input_errors_fail(module):
         record = audit.audit_host(
-            checks=checks, paths=as_list(p["paths"]), hermes_homes=as_list(p["hermes_home"]),
-            sandbox_dir=as_value(p["sandbox_dir"]), docker=p["docker"], docker_host=as_value(p["docker_host"]),
-            budget=p["budget"], max_listed=p["max_listed"], home_mode=as_value(p["home_mode"]),
-            home_where=p["home_where"], profiles=p["profiles"], create_profile_home=p["create_profile_home"],
-            leak_users=as_list(p["leak_users"]), leak_tmp_patterns=as_list(p["leak_tmp_patterns"]) or None,
-            leak_min_age=p["leak_min_age"], leak_tmp_dir=p["leak_tmp_dir"], leak_spool_dir=p["leak_spool_dir"],
-            agent_user=as_value(p["agent_user"]),
-            bwrap_min_version=as_value(p["bwrap_min_version"]), bwrap_checks=as_list(p["bwrap_checks"]),
-            bwrap_timeout=p["bwrap_timeout"], skip_reason="not selected (checks or tags)",
-            github_runners=as_list(p["github_runners"]), gitlab_config=as_value(p["gitlab_config"]))
+            checks=checks, max_listed=p["max_listed"], bwrap_min_version=as_value(p["bwrap_min_version"]),
+            bwrap_checks=as_list(p["bwrap_checks"]), bwrap_timeout=p["bwrap_timeout"],
+            skip_reason="not selected (checks or tags)", **scope_kwargs(p))
     exit_result(module, changed=False, record=record, status=record["status"])
 
 

@@ -121,4 +121,16 @@ hosts:
   description: Each host's status.
   returned: always
   type: dict
+host_errors:
+  description:
+    - Why each reached host has a check in C(error), one line each (C(host check - reason)), worst host first, at
+      most five and then how many more. A Hermes home or root refused because it goes through a symlink another
+      user could have planted names the real path it leads to, the path to give instead (after checking it).
+  returned: always
+  type: list
+  elements: str
+msg:
+  description: The fleet summary in one line (hosts per status, where the reports are) and RV(host_errors).
+  returned: always
+  type: str
 """

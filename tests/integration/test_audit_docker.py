@@ -114,10 +114,13 @@ def test_audit_remediate_audit_over_docker_hosts_and_the_engine(fleet):
               "sandboxguard_quarantine_dir": str(fleet["tmp"] / "quarantine")}
     rc, out = playbook(fleet, "remediate", survey)
     assert rc == 0, out["stats"]
-    sweep = task_hosts(out, "Sweep the Docker sandboxes (ownership back to sandboxguard_owner or each sandbox's "
-                            "owner, strip, caps)")
-    assert not sweep["engine-host"].get("skipped"), "the engine answered: its sandboxes are swept"
-    assert not sweep["box-dirty"].get("changed")
+    # the one remediate call per host: its sandboxes section is the sweep (sandbox_sweep's library call)
+    calls = task_hosts(out, "Return ownership, strip setid bits and caps, sweep sandboxes, set TERMINAL_HOME_MODE, "
+                            "quarantine leaks (one call)")
+    sweep = {name: result["fixes"]["sandboxes"] for name, result in calls.items()}
+    assert sweep["engine-host"]["status"] == "changed", "the engine answered: its sandboxes are swept"
+    assert sweep["engine-host"]["module"] == "sandbox_sweep" and sweep["engine-host"]["sandboxes"]
+    assert sweep["box-dirty"]["status"] == "skipped" and not sweep["box-dirty"]["changed"]
     st = os.stat(fleet["ws"] / "suid")
     assert not st.st_mode & 0o6000 and st.st_uid == AGENT, "stripped and given back to the sandbox's owner"
     rc, out = playbook(fleet, "remediate", survey)

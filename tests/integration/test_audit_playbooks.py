@@ -493,6 +493,10 @@ def test_remediate_a_refused_home_still_quarantines_the_leaks_and_fails_the_host
     assert sorted(os.listdir(fleet["rootdir"])) == ["keep"], "nothing landed through the symlink"
     assert os.path.islink(fleet["homes"]["refused"] / "home")
     assert "home_mode: profile" in (fleet["homes"]["clean"] / "config.yaml").read_text()
+    # the one remediate call failed with every fix's section: home_mode failed, the leaks were quarantined
+    [call] = [r for name, r in results if "fixes" in r]
+    assert call["failed"] and call["failed_fixes"] == ["home_mode"], call.get("msg")
+    assert call["fixes"]["leaks"]["status"] == "changed" and "terminal_home" in call["msg"]
 
 
 # --- hostile names (issue 19 item 5) --------------------------------------------------------
@@ -566,3 +570,69 @@ def test_audit_and_remediate_with_hostile_names(tmp_path):
     rc, out = playbook(fleet, "audit", audit_vars(fleet))
     assert rc == 0, out["stats"]
     assert load(fleet["reports"] / "boundary-audit.json")["hosts"]["sgnames"]["status"] == "clean"
+
+
+def test_audit_of_a_hermes_home_under_a_symlinked_path_prints_the_real_path_to_give(tmp_path):
+    """The home is reached through a link in a directory another user owns (refused since
+    issue 19): the audit's summary names the host, the check and the real path to give."""
+    agent = tmp_path / "agent"
+    real = agent / "real" / ".hermes"
+    (real / "sandboxes" / "docker" / "t1").mkdir(parents=True)
+    (real / "config.yaml").write_text("terminal:\n  home_mode: real\n")
+    (agent / "link").symlink_to("real")
+    for path in (agent, agent / "link", agent / "real", real):
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    (tmp_path / "spool").mkdir()
+    (tmp_path / "tmp").mkdir()
+    inventory = tmp_path / "inventory"
+    inventory.write_text("[agents]\nlinked ansible_connection=local ansible_python_interpreter=%s "
+                         "sandboxguard_hermes_homes=%s sandboxguard_leak_spool_dir=%s sandboxguard_leak_tmp_dir=%s\n"
+                         % (PYTHON, agent / "link" / ".hermes", tmp_path / "spool", tmp_path / "tmp"))
+    fleet = {"inventory": inventory, "tmp": tmp_path, "reports": tmp_path / "reports"}
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_docker="never"))
+    assert rc != 0
+    [summary] = [result["msg"] for name, result in _task_results(out, "linked")
+                 if name.endswith("Show the fleet summary")]
+    assert "linked home_mode: " in summary and "it leads to %s now" % real in summary, summary
+    assert "linked privileged_files: " in summary and "it leads to %s/sandboxes/docker now" % real in summary, summary
+    record = load(fleet["reports"] / "boundary-audit.json")["hosts"]["linked"]
+    assert record["status"] == "error" and "it leads to %s now" % real in record["checks"]["home_mode"]["reason"]
+
+
+REMEDIATE_TASK = ("Return ownership, strip setid bits and caps, sweep sandboxes, set TERMINAL_HOME_MODE, "
+                  "quarantine leaks (one call)")
+
+
+def _remediate_result(out, host):
+    [result] = [r for name, r in _task_results(out, host) if name == REMEDIATE_TASK]
+    return result
+
+
+@pytest.mark.controller
+def test_remediate_is_one_module_call_per_host_with_a_section_per_fix(fleet):
+    """Check mode with --diff: one remediate call on the host, each fix its own section saying
+    what would change (and its diff), nothing changed; then the fixes; then nothing to do."""
+    survey = {"sandboxguard_home_mode": "profile", "sandboxguard_owner": "65534",
+              "sandboxguard_quarantine_dir": str(fleet["tmp"] / "quarantine"), "sandboxguard_docker": "never"}
+    shell = fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell"
+    rc, out = playbook(fleet, "remediate", survey, "--check", "--diff", limit="dirty")
+    assert rc == 0, out["stats"]
+    modules = [name for name, r in _task_results(out, "dirty") if "fixes" in r]
+    assert modules == [REMEDIATE_TASK], "one module call per host does every fix"
+    fixes = _remediate_result(out, "dirty")["fixes"]
+    for name in ("ownership", "setid", "caps", "home_mode", "leaks"):
+        assert (fixes[name]["status"], fixes[name]["changed"], fixes[name]["dry_run"]) == ("changed", True, True), name
+        assert fixes[name]["diff"], name
+    assert fixes["sandboxes"]["status"] == "skipped"
+    assert [os.path.basename(f["path"]) for f in fixes["setid"]["files"]] == ["rootshell"]
+    assert [os.path.basename(f["path"]) for f in fixes["caps"]["files"]] == ["ping"]
+    assert shell.stat().st_mode & 0o4000 and not (fleet["tmp"] / "quarantine").exists(), "check mode changed the host"
+    rc, out = playbook(fleet, "remediate", survey, limit="dirty")
+    assert rc == 0, out["stats"]
+    result = _remediate_result(out, "dirty")
+    assert result["changed"] and result["failed_fixes"] == [] and "diff" not in result["fixes"]["home_mode"]
+    assert not shell.stat().st_mode & 0o6000
+    rc, out = playbook(fleet, "remediate", survey, limit="dirty")
+    assert rc == 0 and out["stats"]["dirty"]["changed"] == 0, out["stats"]
+    assert {n: s["status"] for n, s in _remediate_result(out, "dirty")["fixes"].items()} == {
+        "ownership": "ok", "setid": "ok", "caps": "ok", "sandboxes": "skipped", "home_mode": "ok", "leaks": "ok"}

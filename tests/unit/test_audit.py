@@ -383,3 +383,45 @@ def pwd_home(name):
     import pwd
 
     return pwd.getpwnam(name).pw_dir
+
+
+@pytest.fixture
+def home_under_a_link(tmp_path):
+    """A Hermes home reached through a symlink in a directory another user owns (issue 19
+    refuses it): ``<agent>/link -> real``, the home ``<agent>/link/.hermes``."""
+    agent = tmp_path / "agent"
+    real = agent / "real" / ".hermes"
+    (real / "sandboxes" / "docker" / "t1").mkdir(parents=True)
+    (real / "config.yaml").write_text("terminal:\n  home_mode: real\n")
+    (agent / "link").symlink_to("real")
+    for path in (agent, agent / "link", agent / "real", real):
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    return {"given": str(agent / "link" / ".hermes"), "real": str(real)}
+
+
+@pytest.mark.root
+def test_a_hermes_home_under_a_symlinked_path_names_the_real_path_in_every_check(home_under_a_link):
+    """Each check refuses the home and says which path to give instead (its real path now)."""
+    record = audit.audit_host(checks=["privileged_files", "home_mode", "leaks"], docker="never",
+                              hermes_homes=[home_under_a_link["given"]], home_mode="profile")
+    real = home_under_a_link["real"]
+    privileged = record["checks"]["privileged_files"]
+    assert privileged["status"] == "error"
+    assert "it leads to %s/sandboxes/docker now" % real in privileged["reason"], privileged["reason"]
+    home = record["checks"]["home_mode"]
+    assert home["status"] == "error" and "it leads to %s now" % real in home["reason"], home["reason"]
+    leaks = record["checks"]["leaks"]
+    assert leaks["status"] == "skipped" and "it leads to %s now" % real in leaks["reason"], leaks["reason"]
+
+
+def test_a_root_through_a_symlink_is_refused_with_where_it_leads(tmp_path):
+    from sandboxguard.roots import RootRefused, check_root
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to("real")
+    for given, words in ((tmp_path / "link", "is a symlink"), (tmp_path / "link" / "sub", "goes through a symlink")):
+        with pytest.raises(RootRefused) as caught:
+            check_root(str(given))
+        real = os.path.realpath(str(given))
+        assert words in str(caught.value) and "it leads to %s now" % real in str(caught.value)
+        assert caught.value.real_path == real

@@ -283,3 +283,17 @@ def test_html_shows_hostile_names_escaped_with_markup_escaped():
     assert "cdata]]&gt;end\\x1b[2J" in page and "/srv/gone\\n&lt;i&gt;" in page
     assert "h&lt;1&gt;&amp;" in page
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\u202e]", page)
+
+
+def test_error_lines_name_each_reached_host_s_check_in_error_with_its_reason():
+    clean = {"status": "clean", "reason": None, "findings": [], "errors": []}
+    why = "hermes_home /a/link/.hermes: goes through a symlink; give the real path (it leads to /a/real/.hermes now)"
+    refused = {"status": "error", "findings": [], "errors": [], "reason": why}
+    report = ar.fleet_report({
+        "ok": ar.host_record({"privileged_files": clean, "home_mode": clean, "leaks": clean, "bwrap": clean}),
+        "bad": ar.host_record({"privileged_files": clean, "home_mode": refused, "leaks": clean, "bwrap": clean}),
+        "gone": ar.unreachable_record("ssh: connection refused")})
+    assert ar.error_lines(report) == ["bad home_mode: " + why]
+    many = ar.fleet_report({"h%d" % i: ar.host_record({"privileged_files": refused}) for i in range(7)})
+    lines = ar.error_lines(many, limit=3)
+    assert len(lines) == 4 and lines[-1] == "and %d more (see the reports)" % (len(ar.error_lines(many, 99)) - 3)

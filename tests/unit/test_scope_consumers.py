@@ -251,3 +251,31 @@ def test_the_watcher_sweeps_a_job_container_binding_the_work_folder_and_gives_it
     for path in lay["foreign"]:
         st = os.lstat(path)
         assert (st.st_uid, st.st_gid) == (RUNNER_UID, RUNNER_UID), path
+
+
+def test_remediate_gives_the_work_folder_to_the_runner_user_whatever_owner_the_other_roots_get(runner_layout):
+    from sandboxguard import remediate
+
+    lay = runner_layout
+    planted = os.path.join(lay["hermes_root"], "t1", "workspace", "made-by-root")
+    os.makedirs(os.path.dirname(planted))
+    with open(planted, "wb"):
+        pass
+    other = (4343, 4343)
+    dry = remediate.remediate_host(remediate.WALK_FIXES, hermes_homes=[lay["home"]], docker="never", owner=other,
+                                   github_runners=[lay["runner"]], dry_run=True)
+    listed = sorted(e["path"] for e in dry["fixes"]["ownership"]["files"])
+    assert listed == sorted([*lay["foreign"], planted, os.path.dirname(planted),
+                             os.path.dirname(os.path.dirname(planted)), lay["hermes_root"]])
+    assert os.lstat(lay["foreign"][1]).st_uid == 0  # out.bin: a dry run changes nothing
+    done = remediate.remediate_host(remediate.WALK_FIXES, hermes_homes=[lay["home"]], docker="never", owner=other,
+                                    github_runners=[lay["runner"]])
+    assert done["fixes"]["ownership"]["status"] == "changed" and not done["failed"]
+    for path in lay["foreign"]:
+        assert (os.lstat(path).st_uid, os.lstat(path).st_gid) == (RUNNER_UID, RUNNER_UID), path
+    assert (os.lstat(planted).st_uid, os.lstat(planted).st_gid) == other
+    # without an owner, the runner's work folder still goes back to the runner user
+    os.chown(lay["foreign"][0], 0, 0)
+    again = remediate.remediate_host(remediate.WALK_FIXES, docker="never", github_runners=[lay["runner"]])
+    assert again["fixes"]["ownership"]["status"] == "changed"
+    assert os.lstat(lay["foreign"][0]).st_uid == RUNNER_UID

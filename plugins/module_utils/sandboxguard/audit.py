@@ -167,6 +167,40 @@ def _finding_of(entry):
             "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps")]}
 
 
+NOTHING_GIVEN = "no paths, Hermes homes or sandbox directory given"
+
+
+def privileged_scope(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE, docker_host=None,
+                     engine=None, providers=()):
+    """The roots the privileged-files check walks (and remediate fixes), as the audit decides them.
+
+    Returns None when no paths, Hermes homes or sandbox directory are given (the engine's
+    mounts are in scope only below roots derived from these: nothing to look under), else a
+    dict: walk (existing roots, realpaths, nested ones dropped), absent, errors (refused
+    roots, an engine that had to answer and did not), warnings, engine (the engine_targets()
+    result; *engine* is one to use instead of asking), engine_summary (as the check reports it)
+    and owned (the roots whose provider names their owner: a CI runner's work folder, scope.derive's
+    root dicts). *providers*: more scope providers (runners.runner_providers).
+    Touches the system (lstat, opens, asks the engine) but changes nothing.
+    """
+    if docker not in DOCKER_MODES:
+        raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
+    if not paths and not hermes_homes and not sandbox_dir and not providers:
+        return None
+    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir, paths)
+    candidates, refused, owned = _candidate_roots(paths, hermes_homes, sandbox_dir, providers)
+    candidates += [(target, "docker") for target in engine["targets"]]
+    walk, absent, errors = walk_roots(candidates, refused)
+    warnings = list(engine.get("warnings", []))
+    if engine["error"]:
+        errors.append(_error("engine", docker_host or "docker", engine["reason"]))
+    elif not engine["answered"] and docker != "never":
+        warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
+    return {"walk": walk, "absent": absent, "errors": errors, "warnings": warnings, "engine": engine, "owned": owned,
+            "engine_summary": {"answered": engine["answered"], "reason": engine["reason"],
+                               "targets": engine["targets"], "engines": engine.get("engines", [])}}
+
+
 def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE,
                            docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
                            engine=None, providers=()):
@@ -181,24 +215,11 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
     *engine*: an engine_targets() result to use instead of asking the engine.
     *providers*: more scope providers (runners.runner_providers).
     """
-    if docker not in DOCKER_MODES:
-        raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
-    if not paths and not hermes_homes and not sandbox_dir and not providers:
-        # The engine's mounts are in scope only below roots derived from these: nothing to look under.
-        return _result(audit_record.SKIPPED, reason="no paths, Hermes homes or sandbox directory given",
-                       absent=[])
-    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir, paths)
-    candidates, refused, owned = _candidate_roots(paths, hermes_homes, sandbox_dir, providers)
-    candidates += [(target, "docker") for target in engine["targets"]]
-    walk, absent, errors = walk_roots(candidates, refused)
-    warnings = []
-    engine_summary = {"answered": engine["answered"], "reason": engine["reason"], "targets": engine["targets"],
-                      "engines": engine.get("engines", [])}
-    warnings += engine.get("warnings", [])
-    if engine["error"]:
-        errors.append(_error("engine", docker_host or "docker", engine["reason"]))
-    elif not engine["answered"] and docker != "never":
-        warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
+    scope = privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host, engine, providers)
+    if scope is None:
+        return _result(audit_record.SKIPPED, reason=NOTHING_GIVEN, absent=[])
+    walk, absent, errors, warnings = scope["walk"], scope["absent"], scope["errors"], scope["warnings"]
+    engine_summary, owned = scope["engine_summary"], scope["owned"]
     if not walk:
         if errors:
             return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
@@ -341,7 +362,29 @@ def leak_scope(users=(), hermes_homes=(), sandbox_dir=None, agent_user=None, whe
         return chosen, {name: sources[name] for name in chosen}, None
     note = (" (the paths given are owned by root, and root's cron jobs are audited only when named)"
             if "root" in sources else "")
+    refused = _refusals([*hermes_homes, *([sandbox_dir] if sandbox_dir else [])])
+    if refused:
+        note += " (passed over: %s)" % "; ".join(refused)
     return [], {}, "no agent account known: give %s, or name the accounts in %s%s" % (homes_word, where, note)
+
+
+def _refusals(paths):
+    """Why each of *paths* that exists was passed over as safefs refuses it (with the real path
+    it leads to, for one through a symlink another user could have planted): words for the
+    reason only, nothing is used from what is opened here."""
+    from . import safefs  # noqa: PLC0415
+
+    lines = []
+    for path in paths:
+        if not isinstance(path, str) or not os.path.isabs(path) or not os.path.lexists(path):
+            continue
+        try:
+            safefs.open_dir(path).close()
+        except safefs.PathRefused as exc:
+            lines.append(str(exc))
+        except OSError:
+            continue
+    return lines
 
 
 def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None, hermes_homes=(),

@@ -22,7 +22,7 @@ import stat
 
 from .errors import InputError
 from .mountinfo import mount_id_of_fd, read_mountinfo, source_paths
-from .safefs import HeldFd
+from .safefs import HeldFd, real_path_hint
 from .text import escape
 
 # Refused as roots, and so is everything beneath them: the system's own files.
@@ -38,7 +38,14 @@ SYSTEM_DIRS = (
 
 
 class RootRefused(InputError):
-    """A root that must not be walked; str() is one line naming the path and why."""
+    """A root that must not be walked; str() is one line naming the path and why.
+
+    ``real_path``: for a root refused because it goes through (or is) a symlink, the
+    directory it leads to now (safefs.real_path_hint: words for the operator, never a path
+    to act on), else None.
+    """
+
+    real_path = None
 
     def __init__(self, path, reason):
         super().__init__("%s: %s" % (escape(path), reason))
@@ -107,10 +114,16 @@ def _refuse_component(text, dfd, name, shown, last, allow_file):
             target = " (to %s)" % escape(os.readlink(name, dir_fd=dfd))
         except OSError:
             target = ""
+        real = real_path_hint(text)
+        now = " (it leads to %s now)" % escape(real) if real else ""
         if last:
-            return RootRefused(text, "is a symlink%s; give the directory it points to, after checking it" % target)
-        return RootRefused(text, "goes through a symlink, %s%s; give the real path, after checking it"
-                           % (escape(shown), target))
+            refused = RootRefused(text, "is a symlink%s; give the directory it points to%s, after checking it"
+                                  % (target, now))
+        else:
+            refused = RootRefused(text, "goes through a symlink, %s%s; give the real path%s, after checking it"
+                                  % (escape(shown), target, now))
+        refused.real_path = real
+        return refused
     if last and allow_file and stat.S_ISREG(st.st_mode):
         return None
     if last:

@@ -106,6 +106,22 @@ def worst_first(hosts):
     return sorted(hosts.items(), key=sort_key)
 
 
+def error_lines(report, limit=5):
+    """Why each host that could be reached has a check in error, one line each (``host check:
+    reason``, worst host first, at most *limit*, then how many more): what the operator must
+    fix before the audit can say clean, e.g. the real path to give for a refused one."""
+    lines = []
+    for name, record in worst_first(report["hosts"]):
+        if record["status"] == UNREACHABLE:
+            continue
+        for check, result in record["checks"].items():
+            if result.get("status") == ERROR:
+                lines.append("%s %s: %s" % (escape(name), check, one_line(result.get("reason") or "error")))
+    if len(lines) > limit:
+        lines = [*lines[:limit], "and %d more (see the reports)" % (len(lines) - limit)]
+    return lines
+
+
 def summarize(hosts):
     """The fleet summary of {name: record}."""
     summary = {"hosts_total": len(hosts), "hosts_with_findings": 0, "hosts_error": 0, "hosts_unreachable": 0,

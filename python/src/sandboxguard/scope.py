@@ -46,7 +46,7 @@ from .text import escape
 SOURCE_SANDBOX_DIR = "TERMINAL_SANDBOX_DIR"
 SOURCE_OPERATOR = "operator"
 REASON_RELATIVE = "relative path; sandbox roots must be absolute"
-_SYMLINK = ("goes through a symlink%s; a derived root is never followed through one: give the real path, "
+_SYMLINK = ("goes through a symlink%s; a derived root is never followed through one: give the real path%s, "
             "after checking it")
 
 
@@ -202,7 +202,7 @@ def _walk(path, owners=None, hold=False, held=None):
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     st = safefs.lstat_at(fd, part)
                     if st is not None and stat.S_ISLNK(st.st_mode):
-                        raise RootRefused(path, _SYMLINK % _link_text(fd, part, candidate)) from None
+                        raise _symlink_refused(path, fd, part, candidate) from None
                 pending.append(part)  # missing, not a directory, or not searchable: nothing below to prove
         if pending:
             return posixpath.join(chain[-1][0], *pending), None
@@ -228,6 +228,16 @@ def _step(dir_fd, name, shown, held, mine):
     else:
         mine.append(fd)
     return found
+
+
+def _symlink_refused(path, fd, name, shown):
+    """RootRefused for a path through a symlink, naming the link and the directory the path
+    leads to now (safefs.real_path_hint: words for the operator to check, never acted on)."""
+    real = safefs.real_path_hint(path)
+    refused = RootRefused(path, _SYMLINK % (_link_text(fd, name, shown), " (it leads to %s now)" % escape(real)
+                                            if real else ""))
+    refused.real_path = real
+    return refused
 
 
 def _link_text(fd, name, shown):

@@ -1,0 +1,367 @@
+# GENERATED from python/src/sandboxguard/remediate.py by tools/sync_module_utils.py: edit the source, not this copy.
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Every fix of the remediate playbook on one host, in one call (one module round trip per host).
+
+``remediate_host`` decides the scope exactly as the audit does (audit.py) and runs each fix
+through the library call its single-step module makes, never a second implementation:
+
+- ``ownership``, ``setid``, ``caps``: one race-safe walk (strip.run with the chown, setid and
+  caps actions, as M(setid_strip) with ``caps`` and ``owner``) of the roots the audit's
+  privileged-files check walks (audit.privileged_scope). The walk's report is split into one
+  section per fix: a file is listed in each section whose action it needed, a per-file error
+  in the sections of that file, an error of the walk itself (a directory it could not open)
+  in all three. ``ownership`` runs only with an owner: ownership is never given to a guess.
+- ``sandboxes``: sweep.sweep of the Docker sandboxes (as M(sandbox_sweep)): ownership back to
+  the owner given or to each sandbox directory's owner, when an engine answers.
+- ``home_mode``: home_mode.configure_terminal_home of each Hermes home present on the host
+  (as M(terminal_home)), when a mode is asked for.
+- ``leaks``: audit.check_leaks (the audit's own leak check and scope), then
+  leaks_remove.remove of what it found into the quarantine (as M(leaks_remove)).
+
+Each fix's section is a report envelope (report.new_report) with ``status`` (``changed``,
+``ok``, ``failed``, ``skipped``), ``reason``, ``dry_run``, ``module`` (the single-step module
+that does the same) and the keys of its library call. A fix that raises (bad input of its
+own, an engine error) or reports errors, or does not complete, is ``failed``; the other fixes
+run all the same. The host's envelope lists the sections under ``fixes`` and the failed ones
+under ``failed``. *dry_run* changes nothing and reports what each fix would change.
+"""
+import os
+import time
+
+from . import audit, defaults
+from . import report as envelope
+from . import strip as stripmod
+from .errors import InputError
+from .fileops import CHOWN_FROM_OTHERS
+from .runners import runner_providers
+from .text import escape
+
+FIXES = ("ownership", "setid", "caps", "sandboxes", "home_mode", "leaks")
+WALK_FIXES = ("ownership", "setid", "caps")
+# The single-step module of each fix (what a user who wants one step runs instead).
+MODULE_OF = {"ownership": "setid_strip", "setid": "setid_strip", "caps": "setid_strip",
+             "sandboxes": "sandbox_sweep", "home_mode": "terminal_home", "leaks": "leaks_remove"}
+CHANGED, OK, FAILED, SKIPPED = "changed", "ok", "failed", "skipped"
+STATUSES = (CHANGED, OK, FAILED, SKIPPED)
+# The walk's action, and the file actions (an entry's ``actions``) of each walk fix.
+_WALK_ACTION = {"ownership": "chown", "setid": "setid", "caps": "caps"}
+_FILE_ACTIONS = {"ownership": ("chown",), "setid": ("setuid", "setgid"), "caps": ("caps",)}
+
+
+def _section(fix, dry_run, roots=(), **extra):
+    keys = dict({"status": OK, "reason": None}, dry_run=bool(dry_run), module=MODULE_OF[fix])
+    keys.update(extra)
+    return envelope.new_report(list(roots), **keys)
+
+
+def _skipped(fix, dry_run, reason):
+    return _section(fix, dry_run, status=SKIPPED, reason=reason)
+
+
+def _verdict(section, reason=None):
+    """Set the section's status from its envelope: failed (errors, or not complete), changed, ok."""
+    if section["errors"] or not section["complete"]:
+        section["status"] = FAILED
+        if reason is None:
+            first = section["errors"][0] if section["errors"] else None
+            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
+                      else "the fix did not complete")
+            if len(section["errors"]) > 1:
+                reason += " (and %d more error(s))" % (len(section["errors"]) - 1)
+        section["complete"] = False
+    else:
+        section["status"] = CHANGED if section["changed"] else OK
+    if reason is not None:
+        section["reason"] = reason
+    return section
+
+
+def _raised(section, exc):
+    """A fix whose library call raised: failed, with the one line (InputError) or the exception."""
+    text = str(exc) if isinstance(exc, InputError) else "%s: %s" % (type(exc).__name__, exc)
+    envelope.add_error(section, getattr(exc, "path", None) or "", "remediate", text)
+    return _verdict(section, reason=text)
+
+
+# --- ownership, setid, caps: one walk -------------------------------------------------------
+
+def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
+    """(sections, warnings): the sections of the walk fixes in *wanted* (one strip.run over the
+    audit's roots, and one per CI runner work folder, see _runner_walks) and the warnings of
+    the scope and the walks, which concern them all."""
+    returns = owner is not None and owner[0] not in stripmod.OPTION_DEFAULTS["chown_from"]
+    runners = _runner_roots(scope) if "ownership" in wanted else []
+    walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or returns or runners)]
+    sections = {}
+    if "ownership" in wanted and owner is None and not runners:
+        sections["ownership"] = _skipped("ownership", dry_run, "no owner given: ownership is returned only to "
+                                         "the owner you name (the owner option, sandboxguard_owner)")
+    elif "ownership" in wanted and not returns and not runners:
+        # as the sweep does: root's files given to root would be a change every run
+        sections["ownership"] = _skipped("ownership", dry_run, "the owner is root: the files ownership would "
+                                         "go back from already belong to it")
+    if not walk_fixes:
+        return sections, []
+    if scope is None:
+        for fix in walk_fixes:
+            sections[fix] = _skipped(fix, dry_run, audit.NOTHING_GIVEN)
+        return sections, []
+    theirs = {root["realpath"] for root in runners}
+    main_walk = [w for w in scope["walk"] if w not in theirs]
+    main_fixes = [f for f in walk_fixes if f != "ownership" or returns]
+    reports = []
+    try:
+        if main_walk and main_fixes:
+            reports.append(stripmod.run(main_walk, actions=[_WALK_ACTION[f] for f in main_fixes], dry_run=dry_run,
+                                        chown_to=owner, budget=budget, max_listed=max_listed))
+        reports += _runner_walks(runners, walk_fixes, budget, max_listed, dry_run)
+    except Exception as exc:  # a refused root, a walker that failed: these fixes fail, the others run
+        for fix in walk_fixes:
+            sections[fix] = _raised(_section(fix, dry_run, scope["walk"], absent=scope["absent"]), exc)
+        return sections, list(scope["warnings"])
+    report = _merged(reports) if reports else None
+    for fix in walk_fixes:
+        sections[fix] = _walk_section(fix, scope, report, budget, dry_run)
+    return sections, list(scope["warnings"]) + list(report["warnings"] if report else ())
+
+
+def _runner_roots(scope):
+    """The scope's roots whose provider names their owner (a GitHub runner's work folder) that exist."""
+    return [root for root in (scope or {}).get("owned", ()) if os.path.isdir(root["realpath"])]
+
+
+def _runner_walks(runners, walk_fixes, budget, max_listed, dry_run):
+    """One walk per runner work folder: every file whose uid or gid is not the runner user's
+    goes back to the runner user (chown_from "others", as runner-cleanup), whatever owner was
+    given for the other roots; setid bits and caps stripped as selected."""
+    actions = ["chown"] + [_WALK_ACTION[f] for f in walk_fixes if f != "ownership"]
+    return [stripmod.run([root["realpath"]], actions=actions, dry_run=dry_run, chown_to=tuple(root["owner"]),
+                         chown_from=CHOWN_FROM_OTHERS, budget=budget, max_listed=max_listed) for root in runners]
+
+
+def _merged(reports):
+    """One walk report of several (files, errors and warnings in order, counts summed)."""
+    if len(reports) == 1:
+        return reports[0]
+    merged = dict(reports[0], roots=[], files=[], errors=[], warnings=[], counts={}, changed=False, complete=True,
+                  elapsed=0.0)
+    for report in reports:
+        for key in ("roots", "files", "errors", "warnings"):
+            merged[key] = merged[key] + list(report.get(key) or ())
+        for key, value in report["counts"].items():
+            merged["counts"][key] = merged["counts"].get(key, 0) + value
+        merged["changed"] = merged["changed"] or bool(report["changed"])
+        merged["complete"] = merged["complete"] and bool(report["complete"])
+        merged["elapsed"] += report.get("elapsed") or 0.0
+    return merged
+
+
+def _walk_section(fix, scope, report, budget, dry_run):
+    """One walk fix's section: the files that needed its action, their errors and the walk's own."""
+    section = _section(fix, dry_run, scope["walk"], absent=list(scope["absent"]), files=[],
+                       counts={"files": 0, "dirs": 0, "unlisted": 0, "errors": 0})
+    for error in scope["errors"]:
+        envelope.add_error(section, error["path"], error["op"], error["error"])
+    if report is None:
+        reason = "none of the paths exist on this host" if scope["absent"] else "nothing to look under"
+        return _verdict(section, reason=None if section["errors"] else reason)
+    actions = _FILE_ACTIONS[fix]
+    mine = [e for e in report["files"] if any(a in e["actions"] for a in actions)]
+    others = {e["path"] for e in report["files"]} - {e["path"] for e in mine}
+    section["files"] = mine
+    section["counts"].update({k: report["counts"][k] for k in ("files", "dirs", "unlisted")})
+    section["counts"][_WALK_ACTION[fix]] = report["counts"][_WALK_ACTION[fix]]
+    for error in report["errors"]:
+        if error["path"] not in others:  # another fix's file: its own section lists it
+            envelope.add_error(section, error["path"], error["op"], error["error"])
+    section["counts"]["errors"] = len(section["errors"])
+    section["changed"] = bool(report["changed"] and section["counts"][_WALK_ACTION[fix]])
+    section["complete"] = bool(report["complete"])
+    reason = None
+    if not report["complete"]:
+        reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
+            ", ".join(escape(w) for w in scope["walk"]), report["elapsed"], budget or 0)
+        envelope.add_warning(section, reason)
+    section["elapsed"] = report["elapsed"]
+    return _verdict(section, reason)
+
+
+# --- sandboxes ------------------------------------------------------------------------------
+
+def _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner, budget, dry_run):
+    """The Docker sandboxes swept (sweep.sweep, native method), when an engine answered the scope."""
+    if scope is None:
+        return _skipped("sandboxes", dry_run, audit.NOTHING_GIVEN)
+    engine = scope["engine"]
+    if engine["error"]:
+        section = _section("sandboxes", dry_run)
+        envelope.add_error(section, docker_host or "docker", "engine", engine["reason"])
+        return _verdict(section)
+    if not engine["answered"]:
+        return _skipped("sandboxes", dry_run, "no Docker engine answered: %s" % engine["reason"])
+    if not hermes_homes and not sandbox_dir:
+        return _skipped("sandboxes", dry_run, "no Hermes home or sandbox directory given")
+    from . import docker_engine, sweep  # noqa: PLC0415 - compiled on the host only when an engine answers
+
+    section = _section("sandboxes", dry_run)
+    try:
+        client = docker_engine.connect(docker_host or None, timeout=audit.DEFAULT_ENGINE_TIMEOUT_S)
+    except docker_engine.EngineError as exc:
+        return _raised(section, exc)
+    try:
+        result = sweep.sweep(client, list(hermes_homes), sandbox_dir, owner=owner, budget_per_step=budget,
+                             dry_run=dry_run)
+    except Exception as exc:  # the engine's own errors, as sandbox_sweep reports them
+        return _raised(section, exc)
+    finally:
+        close = getattr(client, "close", None)
+        if close:
+            close()
+    result.update(status=OK, reason=None, module=MODULE_OF["sandboxes"])
+    incomplete = None if result["complete"] else ("; ".join(result["warnings"]) or None)
+    return _verdict(result, incomplete)
+
+
+# --- home_mode ------------------------------------------------------------------------------
+
+def _home_fix(hermes_homes, mode, where, profiles, create_profile_home, dry_run):
+    """TERMINAL_HOME_MODE in every Hermes home present (configure_terminal_home, one home at a
+    time: a refused home is an error of this fix after the other homes were configured)."""
+    from . import home_mode as hm  # noqa: PLC0415
+
+    if not mode:
+        return _skipped("home_mode", dry_run, "no mode asked for (home_mode, sandboxguard_home_mode)")
+    if not hermes_homes:
+        return _skipped("home_mode", dry_run, "no Hermes home given")
+    section = _section("home_mode", dry_run, hermes_homes, mode=hm.normalize_mode(mode), homes=[], absent=[],
+                       diff=[])
+    for home in hermes_homes:
+        if not os.path.lexists(home):
+            section["absent"].append(home)
+            continue
+        try:
+            report = hm.configure_terminal_home(home, mode, where=where, include_profiles=profiles,
+                                                create_profile_home=create_profile_home, dry_run=dry_run)
+        except InputError as exc:
+            envelope.add_error(section, home, "configure", str(exc))
+            continue
+        except OSError as exc:
+            envelope.add_error(section, exc.filename or home, "configure", exc)
+            continue
+        envelope.merge(section, {key: report[key] for key in ("changed", "complete", "errors", "warnings",
+                                                                 "homes", "diff")})
+    return _verdict(section)
+
+
+# --- leaks ----------------------------------------------------------------------------------
+
+def _leaks_fix(users, tmp_patterns, min_age, tmp_dir, spool_dir, hermes_homes, sandbox_dir, agent_user,
+               quarantine_dir, dry_run):
+    """What the audit's leak check finds (audit.check_leaks), moved into the quarantine (leaks_remove.remove)."""
+    from . import audit_record, leaks, leaks_remove  # noqa: PLC0415
+
+    check = audit.check_leaks(users, tmp_patterns, min_age, tmp_dir, spool_dir, hermes_homes, sandbox_dir,
+                              agent_user)
+    if check["status"] == audit_record.SKIPPED:
+        return _skipped("leaks", dry_run, check["reason"])
+    found = check["findings"]
+    quarantine_dir = quarantine_dir or leaks_remove.DEFAULT_QUARANTINE
+    report = leaks_remove.remove(found, quarantine_dir, dry_run=dry_run) if found else None
+    section = _section("leaks", dry_run, [quarantine_dir], users=check["users"], scope=check["scope"],
+                       absent=check["absent"], removed=[], quarantine=None, counts={"found": len(found)})
+    for error in check["errors"]:
+        envelope.add_error(section, error["path"], error["op"], error["error"])
+    for line in check["warnings"]:
+        envelope.add_warning(section, line)
+    if report is not None:
+        section.update(removed=report["removed"], quarantine=report["quarantine"])
+        envelope.merge(section, {key: report[key] for key in ("changed", "complete", "errors", "warnings", "counts")})
+        section["diff"] = [{"before_header": "leaks", "before": "".join(
+            line + "\n" for line in leaks.finding_lines({"findings": found})),
+            "after_header": "leaks (moved to %s)" % escape(report["quarantine"]), "after": ""}]
+    return _verdict(section)
+
+
+# --- the host -------------------------------------------------------------------------------
+
+def remediate_host(fixes=FIXES, paths=(), hermes_homes=(), sandbox_dir=None, docker=audit.DEFAULT_DOCKER_MODE,
+                   docker_host=None, owner=None, budget=stripmod.DEFAULT_BUDGET_S,
+                   max_listed=stripmod.DEFAULT_MAX_LISTED, home_mode=None, home_where=defaults.HOME_WHERE,
+                   profiles=True, create_profile_home=True, leak_users=(), leak_tmp_patterns=None, leak_min_age=0,
+                   leak_tmp_dir=None, leak_spool_dir=None, agent_user=None, quarantine_dir=None,
+                   dry_run=False, github_runners=(), gitlab_config=None):
+    """Run the selected *fixes* on this host; return the host's envelope with one section per fix.
+
+    The scope is the audit's (audit_host's arguments mean the same here). *owner*: (uid, gid)
+    ownership goes back to (the ownership fix runs only with one; the sandboxes fix then
+    uses it too, else each sandbox directory's owner). *budget*: seconds for the walk, and for
+    each step of each sandbox sweep. *quarantine_dir*: where leaks go (None:
+    leaks_remove.DEFAULT_QUARANTINE). *github_runners*, *gitlab_config*: the CI runners' roots
+    (runners.runner_providers); each GitHub runner's work folder is walked on its own, every
+    file whose uid or gid is not the runner user's given back to the runner user (the
+    ownership fix runs for them without an owner given). Fixes not in *fixes* are ``skipped``. Bad input that
+    concerns every fix (an unknown fix, a bad owner or docker mode) raises InputError before
+    anything changes. Touches the system unless *dry_run*.
+    """
+    unknown = [f for f in fixes if f not in FIXES]
+    if unknown:
+        raise InputError("unknown fix(es) %s: choose from %s" % (", ".join(unknown), ", ".join(FIXES)))
+    if owner is not None:
+        owner = stripmod.check_owner(tuple(owner))
+    started = time.monotonic()
+    wanted = set(fixes)
+    scope = None
+    if wanted & {"ownership", "setid", "caps", "sandboxes"}:
+        scope = audit.privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host,
+                                       providers=runner_providers(github_runners, gitlab_config))
+    sections, walk_warnings = _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run)
+    runners = {
+        "sandboxes": lambda: _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner, budget,
+                                            dry_run),
+        "home_mode": lambda: _home_fix(hermes_homes, home_mode, home_where, profiles, create_profile_home, dry_run),
+        "leaks": lambda: _leaks_fix(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir,
+                                    hermes_homes, sandbox_dir, agent_user, quarantine_dir, dry_run),
+    }
+    for fix, run in runners.items():
+        if fix not in wanted:
+            continue
+        began = time.monotonic()
+        try:
+            sections[fix] = run()
+        except Exception as exc:  # one broken fix must not stop the others
+            sections[fix] = _raised(_section(fix, dry_run), exc)
+        sections[fix]["elapsed"] = round(time.monotonic() - began, 3)
+    return _host_report(sections, scope, walk_warnings, dry_run, started)
+
+
+def _host_report(sections, scope, walk_warnings, dry_run, started):
+    """The host's envelope: every fix's section (skipped when not selected), errors and warnings
+    of all of them (each warning naming its fix; the walk's once), ``failed`` and ``status``."""
+    fixes = {fix: sections.get(fix) or _skipped(fix, dry_run, "not selected (fixes or tags)") for fix in FIXES}
+    host = envelope.new_report(scope["walk"] if scope else [], dry_run=bool(dry_run), fixes=fixes, failed=[],
+                               counts=dict.fromkeys(STATUSES, 0))
+    for line in walk_warnings:
+        envelope.add_warning(host, "walk: %s" % line)
+    for fix, section in fixes.items():
+        host["counts"][section["status"]] += 1
+        host["changed"] = host["changed"] or section["status"] == CHANGED or bool(section["changed"])
+        if section["status"] == FAILED:
+            host["failed"].append(fix)
+            host["complete"] = False
+        seen = {(e["path"], e["op"], e["error"]) for e in host["errors"]}
+        for error in section["errors"]:
+            if (error["path"], error["op"], error["error"]) not in seen:  # a walk error is in three sections
+                host["errors"].append(error)
+        for line in section["warnings"]:
+            envelope.add_warning(host, "%s: %s" % (fix, line))
+    host["counts"]["errors"] = len(host["errors"])
+    host["status"] = FAILED if host["failed"] else CHANGED if host["changed"] else OK
+    return envelope.finish(host, started)
+
+
+def failure_text(host):
+    """One line naming every failed fix with its reason and the single-step module that does it alone."""
+    parts = ["%s (%s): %s" % (fix, host["fixes"][fix]["module"], host["fixes"][fix]["reason"] or "failed")
+             for fix in host["failed"]]
+    return "remediate: %d fix(es) failed on this host: %s" % (len(parts), " | ".join(parts))
