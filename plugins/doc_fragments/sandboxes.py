@@ -6,7 +6,7 @@
 
 class ModuleDocFragment:
     # Every option of the modules that scope Docker sandboxes (sandbox_mounts_info, sandbox_sweep).
-    # The first three are ROOTS below, word for word (tests/unit/test_doc_fragments.py holds them
+    # The first five are ROOTS below, word for word (tests/unit/test_doc_fragments.py holds them
     # equal): ansible-test reads fragments as plain string literals, so they cannot be shared.
     DOCUMENTATION = r"""
 options:
@@ -30,6 +30,25 @@ options:
     type: list
     elements: path
     default: []
+  github_runners:
+    description:
+      - GitHub Actions self-hosted runner directories (the ones holding C(.runner)). Each gives its work
+        folder (C(.runner)'s C(workFolder), default C(_work)) as a root, read as root through descriptors,
+        never through a symlink; ownership return there gives files back to the runner user (the owner of
+        the runner directory), every file whose uid or gid is not the runner's (what breaks the next
+        C(actions/checkout)). The work folder is swept whole (the runner binds it whole as C(/__w)).
+      - A runner directory that is refused (owned by root, no C(.runner), a work folder through a symlink)
+        is a refused root with the reason; the other roots are still used.
+      - A comma-separated string is accepted (AWX surveys have no list type).
+    type: list
+    elements: path
+    default: []
+  gitlab_config:
+    description:
+      - GitLab Runner's C(config.toml). The absolute host paths of its docker executors'
+        C([runners.docker] volumes) (and a host C(cache_dir)) are roots; named volumes are out of scope.
+        Needs Python 3.11 or later on the host (C(tomllib)).
+    type: path
   containers:
     description:
       - Only these containers (names or ids). Default is every container of the engine.
@@ -87,4 +106,23 @@ options:
     type: list
     elements: path
     default: []
+  github_runners:
+    description:
+      - GitHub Actions self-hosted runner directories (the ones holding C(.runner)). Each gives its work
+        folder (C(.runner)'s C(workFolder), default C(_work)) as a root, read as root through descriptors,
+        never through a symlink; ownership return there gives files back to the runner user (the owner of
+        the runner directory), every file whose uid or gid is not the runner's (what breaks the next
+        C(actions/checkout)). The work folder is swept whole (the runner binds it whole as C(/__w)).
+      - A runner directory that is refused (owned by root, no C(.runner), a work folder through a symlink)
+        is a refused root with the reason; the other roots are still used.
+      - A comma-separated string is accepted (AWX surveys have no list type).
+    type: list
+    elements: path
+    default: []
+  gitlab_config:
+    description:
+      - GitLab Runner's C(config.toml). The absolute host paths of its docker executors'
+        C([runners.docker] volumes) (and a host C(cache_dir)) are roots; named volumes are out of scope.
+        Needs Python 3.11 or later on the host (C(tomllib)).
+    type: path
 """

@@ -14,6 +14,8 @@ SCOPE_ARGUMENT_SPEC = dict(
     paths=dict(type="list", elements="path", default=[]),
     hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
     sandbox_dir=dict(type="path"),
+    github_runners=dict(type="list", elements="path", default=[]),
+    gitlab_config=dict(type="path"),
     docker=dict(type="str", choices=list(audit.DOCKER_MODES), default=audit.DEFAULT_DOCKER_MODE),
     docker_host=dict(type="str"),
     budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
@@ -34,7 +36,8 @@ def scope_kwargs(params):
     """The keyword arguments of audit_host / remediate_host from a module's params (AWX strings parsed once)."""
     return dict(
         paths=as_list(params["paths"]), hermes_homes=as_list(params["hermes_home"]),
-        sandbox_dir=as_value(params["sandbox_dir"]), docker=params["docker"],
+        sandbox_dir=as_value(params["sandbox_dir"]), github_runners=as_list(params["github_runners"]),
+        gitlab_config=as_value(params["gitlab_config"]), docker=params["docker"],
         docker_host=as_value(params["docker_host"]), budget=params["budget"], home_mode=as_value(params["home_mode"]),
         home_where=params["home_where"], profiles=params["profiles"], create_profile_home=params["create_profile_home"],
         leak_users=as_list(params["leak_users"]), leak_tmp_patterns=as_list(params["leak_tmp_patterns"]) or None,

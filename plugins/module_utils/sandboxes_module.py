@@ -5,6 +5,8 @@
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import docker_engine
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._privileged import runners
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list
 
 # The options the host derives the <sandbox>/docker roots from (sweep.derive_roots): the
 # sweep's, the mounts info's and nosuid_mount's (doc fragment sandboxguard.boundary.sandboxes.roots).
@@ -12,7 +14,14 @@ ROOTS_ARGUMENT_SPEC = dict(
     hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
     sandbox_dir=dict(type="path"),
     roots=dict(type="list", elements="path", default=[]),
+    github_runners=dict(type="list", elements="path", default=[]),
+    gitlab_config=dict(type="path"),
 )
+
+
+def runner_providers(params):
+    """The scope providers of the CI runner options (github_runners, gitlab_config)."""
+    return runners.runner_providers(as_list(params["github_runners"]), params["gitlab_config"])
 
 SANDBOX_ARGUMENT_SPEC = dict(
     ROOTS_ARGUMENT_SPEC,

@@ -16,6 +16,11 @@ description:
     engine answers), under C(<HERMES_HOME>/sandboxes/docker) of each O(hermes_home) and its profiles, and
     under O(paths). One race-safe walk that never follows a symlink, as M(sandboxguard.boundary.setid_strip)
     in check mode.
+  - "C(privileged_files) covers the CI runners' roots too (O(github_runners), O(gitlab_config)); in each GitHub
+    runner's work folder it also lists every file and directory not owned by the runner user (its uid or gid
+    is another's, which makes the next C(actions/checkout) fail with C(Permission denied)), as findings with
+    C(reasons=[owner]) and C(owner) (the runner's C([uid, gid])), counted in C(counts.not_runner_owned).
+    M(sandboxguard.boundary.sandbox_sweep) with the same O(github_runners) gives them back."
   - C(home_mode) compares the C(TERMINAL_HOME_MODE) of each Hermes home and profile with O(home_mode);
     a finding is what M(sandboxguard.boundary.terminal_home) would change. Without O(home_mode) the check
     is C(skipped) and lists the modes it read.
@@ -54,6 +59,19 @@ options:
     default: []
   sandbox_dir:
     description: The agent's C(TERMINAL_SANDBOX_DIR), when set; its C(docker) directory is in scope.
+    type: path
+  github_runners:
+    description:
+      - GitHub Actions self-hosted runner directories (holding C(.runner)); each one's work folder is a root of
+        C(privileged_files), with the runner-ownership findings. A refused runner directory is an C(error)
+        of the check naming it and the fix. A comma-separated string is accepted.
+    type: list
+    elements: path
+    default: []
+  gitlab_config:
+    description:
+      - GitLab Runner's C(config.toml); the host directories its docker executors bind are roots of
+        C(privileged_files). Needs Python 3.11 or later on the host.
     type: path
   docker:
     description:
@@ -190,6 +208,8 @@ record:
         - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap)) with C(status), C(findings),
           C(reason), C(errors) (C(path), C(op), C(error)), C(elapsed), and what the check adds (C(roots), C(absent),
           C(engine), C(counts), C(warnings), C(homes)).
+        - C(privileged_files) adds C(runner_roots), the GitHub runners' work folders it walked (C(path), C(owner)
+          the runner user's C([uid, gid]), C(source)), and C(counts.not_runner_owned).
       type: dict
       returned: always
     elapsed:

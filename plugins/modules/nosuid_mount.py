@@ -206,7 +206,10 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     exit_report,
     input_errors_fail,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import ROOTS_ARGUMENT_SPEC
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
+    ROOTS_ARGUMENT_SPEC,
+    runner_providers,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._privileged import nosuid
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list
 
@@ -234,7 +237,7 @@ def main():
             as_list(p["path"]), p["state"], p["persist"], run=run, dry_run=module.check_mode,
             unit_dir=p["unit_dir"], fstab=p["fstab"], hermes_homes=as_list(p["hermes_home"]),
             sandbox_dir=p["sandbox_dir"], extra_roots=as_list(p["roots"]), program=p["program"],
-            paths_file=p["paths_file"], python=p["python"])
+            paths_file=p["paths_file"], python=p["python"], providers=runner_providers(p))
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff

@@ -54,6 +54,21 @@ options:
   sandbox_dir:
     description: The agent's C(TERMINAL_SANDBOX_DIR), when set; its C(docker) directory is in scope.
     type: path
+  github_runners:
+    description:
+      - GitHub Actions self-hosted runner directories (holding C(.runner)), as
+        O(sandboxguard.boundary.audit_info#module:github_runners). Each runner's work folder is walked on its own;
+        every file and directory whose uid or gid is not the runner user's goes back to the runner user (what the
+        next C(actions/checkout) needs; the C(ownership) fix runs for them without O(owner)), setid bits and caps
+        are stripped. A comma-separated string is accepted.
+    type: list
+    elements: path
+    default: []
+  gitlab_config:
+    description:
+      - GitLab Runner's C(config.toml); the host directories its docker executors bind are fixed like O(paths).
+        Needs Python 3.11 or later on the host.
+    type: path
   docker:
     description:
       - C(auto) asks the Docker engine for in-scope bind mounts when one answers; C(always) makes an engine that

@@ -162,6 +162,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
+    runner_providers,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list
@@ -173,7 +174,8 @@ def main():
     client = connect_or_fail(module)
     try:
         info = sweep.mounts_info(client, as_list(p["hermes_home"]), p["sandbox_dir"], as_list(p["roots"]),
-                                 as_list(p["containers"]) or None, p["include_stopped"])
+                                 as_list(p["containers"]) or None, p["include_stopped"],
+                                 providers=runner_providers(p))
     except Exception as exc:  # the engine's own errors (a container named that does not exist)
         fail(module, str(exc))
     exit_report(module, info, changed=False)

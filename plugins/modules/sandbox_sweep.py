@@ -48,7 +48,9 @@ options:
   owner:
     description:
       - User (name or uid) that ownership return gives files to. Default is the owner of each
-        sandbox directory (C(<sandbox>), the parent of C(<sandbox>/docker)).
+        sandbox directory (C(<sandbox>), the parent of C(<sandbox>/docker)); below a GitHub runner's
+        work folder (O(github_runners)), the runner user, who gets back every file whose uid or gid is
+        not its own (with O(method=native); the container method takes back the engine root's files only).
       - C(USER:GROUP) text is accepted too, as the CLI's C(--owner) takes it (then leave O(group) unset); a user
         alone gets its primary group; a uid with no passwd entry needs a group.
       - When the owner is root (the agent itself runs as root), no ownership is returned.
@@ -203,6 +205,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
+    runner_providers,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list
@@ -230,7 +233,8 @@ def main():
         result = sweep.sweep(
             client, as_list(p["hermes_home"]), p["sandbox_dir"], as_list(p["roots"]),
             as_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
-            p["budget_per_step"], dry_run=module.check_mode, chown=p["return_ownership"])
+            p["budget_per_step"], dry_run=module.check_mode, chown=p["return_ownership"],
+            providers=runner_providers(p))
     except Exception as exc:  # engine errors, a named container that does not exist
         fail(module, str(exc))
     fail_msg = None

@@ -44,6 +44,15 @@ options:
     description:
       - Group (name or gid) for O(owner)'s ownership return. Defaults to O(owner)'s primary group.
     type: str
+  chown_from:
+    description:
+      - Which files O(owner) gets back. V(root) gives back the files and directories owned by root (uid 0).
+      - V(others) gives back every file and directory whose uid or gid is not O(owner)'s and O(group)'s, for a CI
+        runner's work folder, where a file of another uid or of group root makes the next C(actions/checkout)
+        fail (what C(sandboxguard runner-cleanup) does).
+    type: str
+    choices: [root, others]
+    default: root
 extends_documentation_fragment:
   - sandboxguard.boundary.walk
   - sandboxguard.boundary.names
@@ -200,6 +209,7 @@ elapsed:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._walk import fileops
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.walk_module import (
     WALK_ARGUMENT_SPEC,
     check_owner,
@@ -215,6 +225,7 @@ def main():
         caps=dict(type="bool", default=False),
         owner=dict(type="str"),
         group=dict(type="str"),
+        chown_from=dict(type="str", choices=list(fileops.CHOWN_FROM_CHOICES), default=fileops.CHOWN_FROM_ROOT),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            required_by={"group": "owner"})
@@ -230,7 +241,8 @@ def main():
         actions.append("caps")
     if not actions:
         fail(module, "nothing to do: setuid, setgid and caps are all false and no owner is given")
-    run_walk_module(module, actions=actions, chown_to=chown_to, setuid=p["setuid"], setgid=p["setgid"])
+    ownership = {"chown_from": fileops.CHOWN_FROM_OTHERS} if chown_to and p["chown_from"] != fileops.CHOWN_FROM_ROOT else {}
+    run_walk_module(module, actions=actions, chown_to=chown_to, setuid=p["setuid"], setgid=p["setgid"], **ownership)
 
 
 if __name__ == "__main__":

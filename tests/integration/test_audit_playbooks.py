@@ -259,11 +259,13 @@ def test_remediate_in_check_mode_says_what_would_change_and_changes_nothing(flee
 # "" for a blank optional field, so each must mean unset.
 SURVEY_VARS = {
     "audit": ("sandboxguard_hosts", "sandboxguard_paths", "sandboxguard_hermes_homes", "sandboxguard_sandbox_dir",
-              "sandboxguard_docker", "sandboxguard_home_mode", "sandboxguard_agent_user", "sandboxguard_leak_users",
+              "sandboxguard_github_runners", "sandboxguard_gitlab_config", "sandboxguard_docker",
+              "sandboxguard_home_mode", "sandboxguard_agent_user", "sandboxguard_leak_users",
               "sandboxguard_leak_min_age", "sandboxguard_leak_tmp_dir", "sandboxguard_leak_spool_dir",
               "sandboxguard_budget", "sandboxguard_report_dir", "sandboxguard_fail_on_findings"),
     "remediate": ("sandboxguard_hosts", "sandboxguard_paths", "sandboxguard_hermes_homes", "sandboxguard_sandbox_dir",
-                  "sandboxguard_docker", "sandboxguard_owner", "sandboxguard_group", "sandboxguard_budget",
+                  "sandboxguard_github_runners", "sandboxguard_gitlab_config", "sandboxguard_docker",
+                  "sandboxguard_owner", "sandboxguard_group", "sandboxguard_budget",
                   "sandboxguard_home_mode", "sandboxguard_agent_user", "sandboxguard_leak_users",
                   "sandboxguard_leak_min_age", "sandboxguard_leak_tmp_dir", "sandboxguard_leak_spool_dir",
                   "sandboxguard_quarantine_dir"),

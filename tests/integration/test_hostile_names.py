@@ -320,6 +320,31 @@ def test_audit_info_reports_findings_beside_hostile_names(base, hermes_home, use
     assert job["kind"] == "cron_job" and os.fsencode(job["entry"]) == b"* * * * * /tmp/\xff\x1b]]> <b>"
 
 
+
+def test_remediate_fixes_and_reports_every_hostile_name(base, hermes_home, user):
+    """The one remediate call per host: each fix's section lists the hostile names exactly
+    (lossless through path_b64), and the files are fixed."""
+    ws = os.path.join(hermes_home, b"sandboxes", b"docker", b"t\xff", b"workspace")
+    os.makedirs(ws)
+    planted = [os.path.join(ws, b"bad\xff\xfe"), os.path.join(ws, b"<script>]]>\n"), os.path.join(ws, b"two\nlines")]
+    for path in planted:
+        write(path, mode=0o4755)
+    spool = os.path.join(base, b"spool")
+    os.mkdir(spool)
+    write(os.path.join(spool, user["name"].encode()), b"* * * * * /tmp/\xff\x1b]]> <b>\n")
+    args = {"fixes": ["setid", "leaks"], "hermes_home": [os.fsdecode(hermes_home)], "docker": "never",
+            "leak_users": [user["name"]], "leak_spool_dir": os.fsdecode(spool), "leak_tmp_dir": os.fsdecode(base),
+            "quarantine_dir": os.fsdecode(os.path.join(base, b"quarantine"))}
+    check = run_module("remediate", args, "--check")
+    assert check["fixes"]["setid"]["status"] == "changed", check["fixes"]["setid"]
+    assert sorted(names_under(check["fixes"]["setid"]["files"])) == sorted(planted)
+    assert all(os.lstat(p).st_mode & 0o4000 for p in planted)  # check mode changed nothing
+    result = run_module("remediate", args)
+    assert result["fixes"]["setid"]["status"] == "changed", result["fixes"]["setid"]
+    assert sorted(names_under(result["fixes"]["setid"]["files"])) == sorted(planted)
+    assert not any(os.lstat(p).st_mode & 0o6000 for p in planted)
+    assert result["fixes"]["leaks"]["status"] == "changed", result["fixes"]["leaks"]
+
 # --- leaks ---------------------------------------------------------------------------------
 
 @pytest.fixture

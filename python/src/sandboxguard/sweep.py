@@ -180,7 +180,10 @@ _NO_OWNERSHIP = "no ownership to return (owner %s, from %s)"
 
 def _returns_ownership(owner, chown_from):
     """Ownership return runs only with uids to take from and an owner that is not one of them
-    (an agent running as root gets nothing back, as in the seeds)."""
+    (an agent running as root gets nothing back, as in the seeds). ``chown_from`` may be
+    fileops.CHOWN_FROM_OTHERS (a runner's work folder: every uid and gid but the owner's)."""
+    if chown_from == fileops.CHOWN_FROM_OTHERS:
+        return owner is not None and owner[0] != 0
     return bool(chown_from) and owner is not None and owner[0] not in chown_from
 
 
@@ -199,7 +202,8 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
     for name in steps:
         result = _step_result(name, budget)
         if name == "chown" and not _returns_ownership(owner, chown_from):
-            result.update(ran=False, skipped=_NO_OWNERSHIP % (owner[0] if owner else None, list(chown_from)))
+            shown = chown_from if chown_from == fileops.CHOWN_FROM_OTHERS else list(chown_from)
+            result.update(ran=False, skipped=_NO_OWNERSHIP % (owner[0] if owner else None, shown))
             results.append(result)
             continue
         ownership = {"chown_to": owner, "chown_from": chown_from} if name == "chown" else {}
@@ -317,16 +321,17 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
     return results
 
 
-def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=()):
+def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
     """Host-derived roots on this host: (usable, refused), scope.derive's ``roots`` (dicts
-    path, realpath, source, owner) and ``refused`` (dicts path, reason). Touches the system
+    path, realpath, source, owner) and ``refused`` (dicts path, reason). ``providers``: more
+    scope providers (runners.runner_providers: CI runners' roots). Touches the system
     (lists profiles, walks each root's path), changes nothing."""
-    found = scope.derive(hermes_homes, sandbox_dir, extra_roots)
+    found = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)
     return found["roots"], found["refused"]
 
 
 def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
-                engine=docker_engine):
+                engine=docker_engine, providers=()):
     """What sandbox_mounts_info returns (the report envelope): engine facts, roots (strings),
     root_sources, refused_roots, containers and targets.
 
@@ -335,20 +340,30 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
     sums the group up and lists each engine's facts in ``engine.engines``.
     ``engine``: what asks the engine (docker_engine; a test passes an object with the same
     engine_info, inspect_containers, inspect_container, container_events, run_disposable).
+    ``providers``: more scope providers (derive_roots).
     """
     group = docker_engine.members(client)
     facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
                           for name, member in group])
-    usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
+    usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots, providers)
     inspects = _inspects(engine, group, names, include_stopped)
     # Without a container filter, persistent sandbox directories no container mounts any
     # more (a --rm container that died unseen) are swept too: their scope is host-derived.
-    task_dirs = sandboxes.list_task_dirs(usable) if not names else ()
+    # So is a whole root whose provider knows its owner (a runner's work folder, after the
+    # job's container is gone).
+    task_dirs = _task_dirs(usable) if not names else ()
     containers, targets = _scope(inspects, usable, task_dirs)
     info = _info(facts, usable, refused, containers, targets)
     for warning in getattr(client, "warnings", ()):
         envelope.add_warning(info, warning)
     return info
+
+
+def _task_dirs(usable):
+    """(realpath, root) pairs swept with no container: the Hermes task directories, and each
+    root that carries an owner (sandboxes.mount_scope: such a root is swept whole)."""
+    whole = [(r["realpath"], r["realpath"]) for r in usable if r.get("owner") and os.path.isdir(r["realpath"])]
+    return whole + list(sandboxes.list_task_dirs(usable))
 
 
 def _inspects(engine, group, names, include_stopped):
@@ -427,10 +442,12 @@ def _check_method(method, image):
 
 def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
           method="native", image=None, owner=None, budget_per_step=DEFAULT_BUDGET_PER_STEP_S, dry_run=False,
-          chown=True, info=None, engine=docker_engine):
+          chown=True, info=None, engine=docker_engine, providers=()):
     """Find the targets and sweep each one; return the sandbox_sweep result.
 
-    ``owner``: (uid, gid) for ownership return; None means each sandbox's owner.
+    ``owner``: (uid, gid) for ownership return; None means each sandbox's owner, or, below a
+    root whose provider names an owner (a runner's work folder), that owner (the runner user).
+    ``providers``: more scope providers (derive_roots).
     ``info``: a mounts_info() result to reuse (the watcher passes one per event).
     Returns the report envelope (report.py): ``roots`` the derived roots' realpaths,
     ``changed`` (in a dry run: would change), ``complete`` (every step of every sandbox
@@ -442,7 +459,7 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
     _check_method(method, image)
     started = time.monotonic()
     if info is None:
-        info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped, engine)
+        info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped, engine, providers)
     facts = info["engine"]
     result = envelope.new_report(
         info["roots"], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts, targets=info["targets"],
@@ -478,12 +495,19 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
     entry = {"path": path, "root": target["root"], "containers": target["containers"], "method": method,
              "owner": None, "changed": False, "steps": []}
     try:
-        entry["owner"] = list(owner) if owner is not None else list(sandbox_owner(target["root"]))
+        entry["owner"] = list(owner if owner is not None else _root_owner(result, target["root"])
+                              or sandbox_owner(target["root"]))
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or exc
         envelope.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
                              "ownership is not returned" % (escape(path), why))
     own = tuple(entry["owner"]) if entry["owner"] else None
+    if owner is None and chown_from and _root_owner(result, target["root"]):
+        # below a runner's work folder every file not the runner user's goes back (uid or gid:
+        # either breaks the next checkout), as runner-cleanup does; the container method's
+        # find takes the engine's uids only
+        entry["chown_from"] = fileops.CHOWN_FROM_OTHERS if method == "native" else list(chown_from)
+        chown_from = fileops.CHOWN_FROM_OTHERS if method == "native" else chown_from
     try:
         st = os.lstat(path)
         if not stat.S_ISDIR(st.st_mode):
@@ -508,6 +532,12 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
     return entry
 
 
+def _root_owner(result, root):
+    """The owner the provider of ``root`` named (a runner's user), or None (pure)."""
+    return next((tuple(r["owner"]) for r in result.get("root_sources") or ()
+                 if r["realpath"] == root and r.get("owner")), None)
+
+
 def _strip_engine(client, target, facts):
     """(name, client) the container method's strip container runs on: the first rootful
     engine among those whose containers mount the target, else the first rootful engine
@@ -525,7 +555,8 @@ _SWEEP_ACTIONS = ("die", "stop")
 
 
 def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="native", image=None, owner=None,
-          budget_per_step=DEFAULT_BUDGET_PER_STEP_S, chown=True, emit=None, engine=docker_engine, since=None):
+          budget_per_step=DEFAULT_BUDGET_PER_STEP_S, chown=True, emit=None, engine=docker_engine, since=None,
+          providers=()):
     """Follow the engine's container events; sweep a container's in-scope mounts when it stops or dies.
 
     ``client``: one client or a docker_engine.Engines group (every engine's events are
@@ -535,10 +566,11 @@ def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="nat
     ``id``, ``engine``, ``swept``, ``changed``, ``warnings`` and the sweep's ``report``).
     Returns when an event stream ends; raises docker_engine.EngineError when one is lost.
     Roots are derived once, here, from host configuration: nothing an event carries widens them.
+    ``providers``: more scope providers (derive_roots).
     """
     _check_method(method, image)
     emit = emit or (lambda event: None)
-    usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots)
+    usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots, providers)
     group = docker_engine.members(client)
     facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
                           for name, member in group])
@@ -620,7 +652,7 @@ def _on_event(client, name, member, event, known, usable, refused, facts, emit, 
         except docker_engine.EngineError as exc:  # removed before we saw it start: sweep every task dir
             emit({"event": "unknown-container", "id": cid, "engine": name, "error": str(exc)})
             doc = {"Id": cid, "Mounts": []}
-            task_dirs = sandboxes.list_task_dirs(usable)
+            task_dirs = _task_dirs(usable)
     containers, targets = _scope([(name, doc)], usable, task_dirs)
     if not targets:
         return

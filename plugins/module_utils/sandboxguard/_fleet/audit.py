@@ -28,6 +28,8 @@ from .._core import defaults
 from .._core.pathnames import is_within
 from .._core.text import escape
 from .._privileged import scope
+from .._privileged.runners import runner_providers
+from .._walk.fileops import CHOWN_FROM_OTHERS
 from ..errors import InputError
 from . import audit_record
 
@@ -115,12 +117,16 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
             "warnings": list(info["warnings"])}
 
 
-def _candidate_roots(paths, hermes_homes, sandbox_dir):
-    """(candidates, errors): [(path, source)] of scope.derive's roots (the Hermes-derived
-    ones, then the operator's paths), and a root error for each root it refused."""
-    found = scope.derive(hermes_homes, sandbox_dir or None, paths)
+def _candidate_roots(paths, hermes_homes, sandbox_dir, providers=()):
+    """(candidates, errors, owned): [(path, source)] of scope.derive's roots (the
+    Hermes-derived ones, the providers' (CI runners), then the operator's paths), a root
+    error for each root it refused, and the roots whose provider names their owner (a
+    runner's work folder): [root dict of scope.derive]."""
+    found = scope.derive(hermes_homes, sandbox_dir or None, paths, providers)
     errors = [_error("root", item["path"], item["reason"]) for item in found["refused"]]
-    return [(root["path"], root["source"]) for root in found["roots"]], errors
+    errors += [_error(e.get("op", "root"), e.get("path", ""), e.get("error", "")) for e in found["errors"]]
+    owned = [root for root in found["roots"] if root.get("owner")]
+    return [(root["path"], root["source"]) for root in found["roots"]], errors, owned
 
 
 def walk_roots(candidates, errors=None):
@@ -167,22 +173,24 @@ NOTHING_GIVEN = "no paths, Hermes homes or sandbox directory given"
 
 
 def privileged_scope(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE, docker_host=None,
-                     engine=None):
+                     engine=None, providers=()):
     """The roots the privileged-files check walks (and remediate fixes), as the audit decides them.
 
     Returns None when no paths, Hermes homes or sandbox directory are given (the engine's
     mounts are in scope only below roots derived from these: nothing to look under), else a
     dict: walk (existing roots, realpaths, nested ones dropped), absent, errors (refused
     roots, an engine that had to answer and did not), warnings, engine (the engine_targets()
-    result; *engine* is one to use instead of asking) and engine_summary (as the check reports it).
+    result; *engine* is one to use instead of asking), engine_summary (as the check reports it)
+    and owned (the roots whose provider names their owner: a CI runner's work folder, scope.derive's
+    root dicts). *providers*: more scope providers (runners.runner_providers).
     Touches the system (lstat, opens, asks the engine) but changes nothing.
     """
     if docker not in DOCKER_MODES:
         raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
-    if not paths and not hermes_homes and not sandbox_dir:
+    if not paths and not hermes_homes and not sandbox_dir and not providers:
         return None
     engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir, paths)
-    candidates, refused = _candidate_roots(paths, hermes_homes, sandbox_dir)
+    candidates, refused, owned = _candidate_roots(paths, hermes_homes, sandbox_dir, providers)
     candidates += [(target, "docker") for target in engine["targets"]]
     walk, absent, errors = walk_roots(candidates, refused)
     warnings = list(engine.get("warnings", []))
@@ -190,40 +198,76 @@ def privileged_scope(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT
         errors.append(_error("engine", docker_host or "docker", engine["reason"]))
     elif not engine["answered"] and docker != "never":
         warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
-    return {"walk": walk, "absent": absent, "errors": errors, "warnings": warnings, "engine": engine,
+    return {"walk": walk, "absent": absent, "errors": errors, "warnings": warnings, "engine": engine, "owned": owned,
             "engine_summary": {"answered": engine["answered"], "reason": engine["reason"],
                                "targets": engine["targets"], "engines": engine.get("engines", [])}}
 
 
 def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE,
                            docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
-                           engine=None):
-    """setuid/setgid and file capabilities under every root in scope (walks, read-only).
+                           engine=None, providers=()):
+    """setuid/setgid and file capabilities under every root in scope (walks, read-only);
+    and, in each root whose provider names its owner (a CI runner's work folder,
+    runners.runner_providers), the files and directories not owned by that owner (uid or
+    gid): what makes the runner's next ``actions/checkout`` fail. Those are findings with
+    reasons ``["owner"]`` and ``owner`` (the runner's [uid, gid]), counted in
+    ``counts.not_runner_owned``; ``runner_roots`` lists those roots ({path, owner, source}:
+    what remediate gives back to each owner).
 
     *engine*: an engine_targets() result to use instead of asking the engine.
+    *providers*: more scope providers (runners.runner_providers).
     """
-    scope = privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host, engine)
+    scope = privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host, engine, providers)
     if scope is None:
         return _result(audit_record.SKIPPED, reason=NOTHING_GIVEN, absent=[])
     walk, absent, errors, warnings = scope["walk"], scope["absent"], scope["errors"], scope["warnings"]
-    engine_summary = scope["engine_summary"]
+    engine_summary, owned = scope["engine_summary"], scope["owned"]
     if not walk:
         if errors:
             return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
         reason = "none of the paths exist on this host" if absent else "nothing to look under"
         return _result(audit_record.CLEAN, reason=reason, absent=absent, engine=engine_summary,
-                       warnings=warnings, counts={"setid": 0, "caps": 0, "files": 0, "dirs": 0, "unlisted": 0})
+                       warnings=warnings, counts={"setid": 0, "caps": 0, "files": 0, "dirs": 0, "unlisted": 0,
+                                                  "not_runner_owned": 0})
     report = stripmod.run(walk, actions=("setid", "caps"), dry_run=True, budget=budget, max_listed=max_listed)
     findings = [_finding_of(e) for e in report["files"]]
     errors += [_error(e.get("op", "walk"), e["path"], e["error"]) for e in report["errors"]]
     reason = None
+    complete = report["complete"]
     if not report["complete"]:
         reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
             ", ".join(escape(w) for w in walk), report["elapsed"], budget or 0)
         warnings.append(reason)
     counts = {k: report["counts"][k] for k in ("setid", "caps", "files", "dirs", "unlisted")}
-    return _verdict(findings, errors, report["complete"], reason, roots=walk, absent=absent,
-                    engine=engine_summary, warnings=warnings, counts=counts)
+    counts["not_runner_owned"] = 0
+    for root in owned:
+        complete = _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts) and complete
+    runner_roots = [{"path": r["realpath"], "owner": list(r["owner"]), "source": r["source"]} for r in owned]
+    return _verdict(findings, errors, complete, reason, roots=walk, absent=absent,
+                    engine=engine_summary, warnings=warnings, counts=counts, runner_roots=runner_roots)
+
+
+def _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts):
+    """Add the files under ``root`` not owned by its provider's owner (the runner user) to
+    ``findings``/``counts``: a dry run of the ownership return runner-cleanup does (strip's
+    chown from "others", never following a link). False when the walk stopped early."""
+    if not os.path.isdir(root["realpath"]):
+        return True
+    owner = tuple(root["owner"])
+    report = stripmod.run([root["realpath"]], actions=("chown",), chown_to=owner, chown_from=CHOWN_FROM_OTHERS,
+                          dry_run=True, budget=budget, max_listed=max_listed)
+    for entry in report["files"]:
+        if "chown" in entry["actions"]:
+            findings.append({"path": entry["path"], "mode": entry["mode_before"], "caps": None, "uid": entry["uid"],
+                             "gid": entry["gid"], "owner": list(owner), "reasons": ["owner"],
+                             "source": root["source"]})
+    counts["not_runner_owned"] += report["counts"].get("chown", 0)
+    counts["unlisted"] += report["counts"].get("unlisted", 0)
+    errors += [_error(e.get("op", "walk"), e["path"], e["error"]) for e in report["errors"]]
+    if not report["complete"]:
+        warnings.append("the ownership walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
+            escape(root["realpath"]), report["elapsed"], budget or 0))
+    return report["complete"]
 
 
 # --- home_mode ----------------------------------------------------------------------------
@@ -414,18 +458,22 @@ def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_di
                home_mode=None, home_where=defaults.HOME_WHERE, profiles=True, create_profile_home=True,
                leak_users=(), leak_tmp_patterns=None, leak_min_age=0, leak_tmp_dir=None, leak_spool_dir=None,
                agent_user=None, bwrap_min_version=None,
-               bwrap_checks=None, bwrap_timeout=None, skip_reason="not selected"):
+               bwrap_checks=None, bwrap_timeout=None, skip_reason="not selected", github_runners=(),
+               gitlab_config=None):
     """Run the selected *checks* on this host; return the host record (read-only).
 
     A check that raises is an ``error`` with the exception text, and the others still
-    run. Checks not in *checks* are ``skipped`` with *skip_reason*.
+    run. Checks not in *checks* are ``skipped`` with *skip_reason*. *github_runners* (runner
+    directories) and *gitlab_config* (GitLab Runner's config.toml) add the CI runners' roots
+    to privileged_files (runners.runner_providers), with the runner-ownership findings.
     """
     unknown = [c for c in checks if c not in audit_record.CHECKS]
     if unknown:
         raise InputError("unknown check(s) %s: choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
     runners = {
         "privileged_files": lambda: check_privileged_files(paths, hermes_homes, sandbox_dir, docker, docker_host,
-                                                           budget, max_listed),
+                                                           budget, max_listed,
+                                                           providers=runner_providers(github_runners, gitlab_config)),
         "home_mode": lambda: check_home_mode(hermes_homes, home_mode, home_where, profiles, create_profile_home),
         "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir,
                                      hermes_homes, sandbox_dir, agent_user),

@@ -33,6 +33,8 @@ from .. import report as envelope
 from .. import strip as stripmod
 from .._core import defaults
 from .._core.text import escape
+from .._privileged.runners import runner_providers
+from .._walk.fileops import CHOWN_FROM_OTHERS
 from ..errors import InputError
 from . import audit
 
@@ -87,14 +89,16 @@ def _raised(section, exc):
 
 def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
     """(sections, warnings): the sections of the walk fixes in *wanted* (one strip.run over the
-    audit's roots) and the warnings of the scope and the walk, which concern them all."""
+    audit's roots, and one per CI runner work folder, see _runner_walks) and the warnings of
+    the scope and the walks, which concern them all."""
     returns = owner is not None and owner[0] not in stripmod.OPTION_DEFAULTS["chown_from"]
-    walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or returns)]
+    runners = _runner_roots(scope) if "ownership" in wanted else []
+    walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or returns or runners)]
     sections = {}
-    if "ownership" in wanted and owner is None:
+    if "ownership" in wanted and owner is None and not runners:
         sections["ownership"] = _skipped("ownership", dry_run, "no owner given: ownership is returned only to "
                                          "the owner you name (the owner option, sandboxguard_owner)")
-    elif "ownership" in wanted and not returns:
+    elif "ownership" in wanted and not returns and not runners:
         # as the sweep does: root's files given to root would be a change every run
         sections["ownership"] = _skipped("ownership", dry_run, "the owner is root: the files ownership would "
                                          "go back from already belong to it")
@@ -104,18 +108,54 @@ def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
         for fix in walk_fixes:
             sections[fix] = _skipped(fix, dry_run, audit.NOTHING_GIVEN)
         return sections, []
-    report = None
-    if scope["walk"]:
-        try:
-            report = stripmod.run(scope["walk"], actions=[_WALK_ACTION[f] for f in walk_fixes], dry_run=dry_run,
-                                  chown_to=owner, budget=budget, max_listed=max_listed)
-        except Exception as exc:  # a refused root, a walker that failed: these fixes fail, the others run
-            for fix in walk_fixes:
-                sections[fix] = _raised(_section(fix, dry_run, scope["walk"], absent=scope["absent"]), exc)
-            return sections, list(scope["warnings"])
+    theirs = {root["realpath"] for root in runners}
+    main_walk = [w for w in scope["walk"] if w not in theirs]
+    main_fixes = [f for f in walk_fixes if f != "ownership" or returns]
+    reports = []
+    try:
+        if main_walk and main_fixes:
+            reports.append(stripmod.run(main_walk, actions=[_WALK_ACTION[f] for f in main_fixes], dry_run=dry_run,
+                                        chown_to=owner, budget=budget, max_listed=max_listed))
+        reports += _runner_walks(runners, walk_fixes, budget, max_listed, dry_run)
+    except Exception as exc:  # a refused root, a walker that failed: these fixes fail, the others run
+        for fix in walk_fixes:
+            sections[fix] = _raised(_section(fix, dry_run, scope["walk"], absent=scope["absent"]), exc)
+        return sections, list(scope["warnings"])
+    report = _merged(reports) if reports else None
     for fix in walk_fixes:
         sections[fix] = _walk_section(fix, scope, report, budget, dry_run)
     return sections, list(scope["warnings"]) + list(report["warnings"] if report else ())
+
+
+def _runner_roots(scope):
+    """The scope's roots whose provider names their owner (a GitHub runner's work folder) that exist."""
+    return [root for root in (scope or {}).get("owned", ()) if os.path.isdir(root["realpath"])]
+
+
+def _runner_walks(runners, walk_fixes, budget, max_listed, dry_run):
+    """One walk per runner work folder: every file whose uid or gid is not the runner user's
+    goes back to the runner user (chown_from "others", as runner-cleanup), whatever owner was
+    given for the other roots; setid bits and caps stripped as selected."""
+    actions = ["chown"] + [_WALK_ACTION[f] for f in walk_fixes if f != "ownership"]
+    return [stripmod.run([root["realpath"]], actions=actions, dry_run=dry_run, chown_to=tuple(root["owner"]),
+                         chown_from=CHOWN_FROM_OTHERS, budget=budget, max_listed=max_listed) for root in runners]
+
+
+def _merged(reports):
+    """One walk report of several (files, errors and warnings in order, counts summed)."""
+    if len(reports) == 1:
+        return reports[0]
+    merged = dict(reports[0], roots=[], files=[], errors=[], warnings=[], counts={}, changed=False, complete=True,
+                  elapsed=0.0)
+    for report in reports:
+        for key in ("roots", "files", "errors", "warnings"):
+            merged[key] = merged[key] + list(report.get(key) or ())
+        for key, value in report["counts"].items():
+            merged["counts"][key] = merged["counts"].get(key, 0) + value
+        merged["changed"] = merged["changed"] or bool(report["changed"])
+        merged["complete"] = merged["complete"] and bool(report["complete"])
+        merged["elapsed"] += report.get("elapsed") or 0.0
+    return merged
 
 
 def _walk_section(fix, scope, report, budget, dry_run):
@@ -252,14 +292,17 @@ def remediate_host(fixes=FIXES, paths=(), hermes_homes=(), sandbox_dir=None, doc
                    max_listed=stripmod.DEFAULT_MAX_LISTED, home_mode=None, home_where=defaults.HOME_WHERE,
                    profiles=True, create_profile_home=True, leak_users=(), leak_tmp_patterns=None, leak_min_age=0,
                    leak_tmp_dir=None, leak_spool_dir=None, agent_user=None, quarantine_dir=None,
-                   dry_run=False):
+                   dry_run=False, github_runners=(), gitlab_config=None):
     """Run the selected *fixes* on this host; return the host's envelope with one section per fix.
 
     The scope is the audit's (audit_host's arguments mean the same here). *owner*: (uid, gid)
     ownership goes back to (the ownership fix runs only with one; the sandboxes fix then
     uses it too, else each sandbox directory's owner). *budget*: seconds for the walk, and for
     each step of each sandbox sweep. *quarantine_dir*: where leaks go (None:
-    leaks_remove.DEFAULT_QUARANTINE). Fixes not in *fixes* are ``skipped``. Bad input that
+    leaks_remove.DEFAULT_QUARANTINE). *github_runners*, *gitlab_config*: the CI runners' roots
+    (runners.runner_providers); each GitHub runner's work folder is walked on its own, every
+    file whose uid or gid is not the runner user's given back to the runner user (the
+    ownership fix runs for them without an owner given). Fixes not in *fixes* are ``skipped``. Bad input that
     concerns every fix (an unknown fix, a bad owner or docker mode) raises InputError before
     anything changes. Touches the system unless *dry_run*.
     """
@@ -272,7 +315,8 @@ def remediate_host(fixes=FIXES, paths=(), hermes_homes=(), sandbox_dir=None, doc
     wanted = set(fixes)
     scope = None
     if wanted & {"ownership", "setid", "caps", "sandboxes"}:
-        scope = audit.privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host)
+        scope = audit.privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host,
+                                       providers=runner_providers(github_runners, gitlab_config))
     sections, walk_warnings = _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run)
     runners = {
         "sandboxes": lambda: _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner, budget,

@@ -25,12 +25,12 @@ def default_homes(hermes_homes=(), explicit=False, environ=None):
     return [home] if home else [os.path.join(os.path.expanduser("~"), ".hermes")]
 
 
-def roots_source(hermes_homes=(), sandbox_dir=None, extra_roots=()):
+def roots_source(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
     """For Guard(roots_source=...): () -> (roots, refused), roots a list of (realpath,
     source) from scope.derive, derived again at each call (a root that appears or is
     swapped for a symlink is seen at the next rescan)."""
     def source():
-        found = scope.derive(hermes_homes, sandbox_dir, extra_roots)
+        found = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)
         return [(r["realpath"], r["source"]) for r in found["roots"]], found["refused"]
     return source
 
@@ -42,7 +42,7 @@ def _dev(path):
         return None
 
 
-def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=()):
+def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
     """For Guard(engine_source=...), run in a forked child: bind-mount sources below the
     roots that lie on another filesystem than their root (a filesystem mark covers one
     filesystem). The scope rule is the sweep's (sandboxes.scope_containers: realpath below
@@ -52,7 +52,7 @@ def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roo
     def ask():
         from .. import docker_engine  # noqa: PLC0415 - the SDK only when an engine is asked
 
-        usable = scope.derive(hermes_homes, sandbox_dir, extra_roots)["roots"]
+        usable = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)["roots"]
         if not usable:
             return {"roots": []}
         try:
@@ -71,11 +71,14 @@ def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roo
 
 
 def sources(paths=(), hermes_homes=(), sandbox_dir=None, extra_roots=(), docker_host=None, engine=True,
-            environ=None):
+            environ=None, providers=()):
     """(roots_source, engine_source or None) for Guard, from the CLI's arguments: ``paths``
     (explicit roots, checked by the caller) and ``extra_roots`` are the operator's roots;
-    the Hermes homes default as :func:`default_homes` says."""
-    homes = default_homes(hermes_homes, bool(paths or sandbox_dir or extra_roots), environ)
+    the Hermes homes default as :func:`default_homes` says. ``providers``: more scope
+    providers (runners.runner_providers: a CI runner's work folder), derived again at each
+    rescan like the rest."""
+    providers = list(providers or ())
+    homes = default_homes(hermes_homes, bool(paths or sandbox_dir or extra_roots or providers), environ)
     operator = list(paths) + [r for r in extra_roots if r not in paths]
-    roots = roots_source(homes, sandbox_dir, operator)
-    return roots, (engine_source(docker_host, homes, sandbox_dir, operator) if engine else None)
+    roots = roots_source(homes, sandbox_dir, operator, providers)
+    return roots, (engine_source(docker_host, homes, sandbox_dir, operator, providers) if engine else None)

@@ -446,3 +446,48 @@ def cleanup_github_runner(runner_dir, budget=RUNNER_CLEANUP_BUDGET_S, dry_run=Fa
                             "label": runner.label}
     report["elapsed"] = round(time.monotonic() - started, 3)
     return report
+
+
+def _refused_provider(what, exc):
+    """A provider result whose one candidate is refused: derive reports it in ``refused``."""
+    found = new_found()
+    if isinstance(exc, InputError):
+        reason = one_line(str(exc))  # names the file refused (.runner, the work folder) and the fix
+    else:
+        reason = one_line("%s: %s" % (escape(os.fsdecode(what)), exc.strerror or exc))
+    found["roots"].append({"path": os.fsdecode(what), "reason": reason})
+    return found
+
+
+def _guarded(provider, what):
+    """``provider`` as a scope provider that turns a refusal (InputError, OSError) into a
+    refused candidate: one bad runner directory does not hide the other roots."""
+    def provide():
+        try:
+            return provider()
+        except (OSError, InputError) as exc:
+            return _refused_provider(what, exc)
+    return provide
+
+
+def _github_provider(runner_dir):
+    return lambda: github_runner(runner_dir)
+
+
+def runner_providers(github_runners=(), gitlab_config=None, find_github_runners=False,
+                     unit_dir=SYSTEMD_UNIT_DIR):
+    """The scope providers (scope.derive's ``providers``) for the CI runner options every
+    consumer takes: one per GitHub runner directory in ``github_runners``, the GitLab
+    runner's ``gitlab_config`` (config.toml) when given, and the runners installed as
+    systemd services when ``find_github_runners`` (github_runners_from_systemd). A runner
+    directory or configuration refused is a refused root (scope.derive's ``refused``, with
+    the reason naming the fix), never an exception. Pure: the providers touch the system
+    only when scope.derive calls them."""
+    if isinstance(github_runners, (str, bytes)):
+        github_runners = [github_runners]
+    providers = [_guarded(_github_provider(os.fsdecode(d)), d) for d in github_runners or () if d]
+    if gitlab_config:
+        providers.append(_guarded(lambda: gitlab_roots(gitlab_config), gitlab_config))
+    if find_github_runners:
+        providers.append(_guarded(lambda: github_runners_from_systemd(unit_dir), unit_dir))
+    return providers

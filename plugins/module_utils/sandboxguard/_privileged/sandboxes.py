@@ -37,6 +37,7 @@ REASON_NOT_DIR = "source %s is not a directory: skipped"
 REASON_OUTSIDE = "source resolves to %s, outside every host-derived sandbox root"
 REASON_SYSTEM = "source resolves to the system path %s: never swept"
 REASON_IS_ROOT = "source is the sandbox root %s itself, not a task directory below it"
+REASON_WHOLE_ROOT = "bind mount of the runner root %s itself (swept whole, its owner known)"
 
 
 def mount_scope(mount, roots, realpath, kind_of):
@@ -71,6 +72,11 @@ def mount_scope(mount, roots, realpath, kind_of):
         result["reason"] = REASON_SYSTEM % escape(real)
         return result
     for root in roots:
+        if real == root["realpath"] and root.get("owner"):
+            # a root whose provider names its owner (a CI runner's work folder, bound whole
+            # into the job as /__w) is swept whole, its files given back to that owner
+            result.update(in_scope=True, root=root["realpath"], reason=REASON_WHOLE_ROOT % escape(root["realpath"]))
+            return result
         if real == root["realpath"]:
             result["reason"] = REASON_IS_ROOT % escape(root["realpath"])
             return result

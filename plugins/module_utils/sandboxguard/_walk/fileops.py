@@ -34,6 +34,10 @@ DEFAULT_HARDLINKS = "strip"
 # chown_from for an ownership return to the owner of a whole tree (a CI runner's work
 # folder): every file or directory whose uid or gid is not chown_to's is given back.
 CHOWN_FROM_OTHERS = "others"
+# setid_strip's chown_from choices: root's files only (the default), or every file whose uid
+# or gid is not chown_to's (a CI runner's work folder: what breaks the next checkout).
+CHOWN_FROM_ROOT = "root"
+CHOWN_FROM_CHOICES = (CHOWN_FROM_ROOT, CHOWN_FROM_OTHERS)
 
 
 class ChangedUnderUs(Exception):

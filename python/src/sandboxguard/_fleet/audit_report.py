@@ -141,7 +141,22 @@ def summarize(hosts):
             summary["checks"][name][check["status"]] += 1
             summary["checks"][name]["items"] += len(check.get("findings") or ())
     summary["counts"] = {name: summary["checks"][name]["items"] for name in CHECKS}
+    summary["runner_not_owned"] = _runner_not_owned(hosts)
     return summary
+
+
+def _runner_not_owned(hosts):
+    """{files, hosts}: privileged_files findings of files in a CI runner's work folder that
+    the runner user does not own (reasons ``owner``: the next checkout fails), and the
+    hosts that have one."""
+    files, names = 0, []
+    for name, record in hosts.items():
+        check = record["checks"].get("privileged_files") or {}
+        found = sum(1 for f in check.get("findings") or () if "owner" in (f.get("reasons") or ()))
+        if found:
+            files += found
+            names.append(name)
+    return {"files": files, "hosts": sorted(names)}
 
 
 def fleet_report(hosts, generated=None, **extra):
@@ -232,6 +247,9 @@ def finding_line(check, finding):
         if finding.get("caps"):
             parts.append("caps %s" % _name(finding["caps"]))
         parts.append("uid %s" % finding.get("uid"))
+        if "owner" in (finding.get("reasons") or ()):
+            parts = ["uid %s gid %s, not the runner user's %s" % (
+                finding.get("uid"), finding.get("gid"), ":".join(str(i) for i in finding.get("owner") or ()))]
         return "%s (%s)" % (path, ", ".join(parts))
     if check == "leaks":
         extra = _name(finding.get("entry") or finding.get("unit") or "")
@@ -345,6 +363,8 @@ def _finding_cells(check, finding):
     """[(class, HTML text)] of one finding's row: names through _n, messages through _e."""
     if check == "privileged_files":
         what = ", ".join(finding.get("reasons") or ())
+        if "owner" in (finding.get("reasons") or ()):
+            what = "not the runner user's (%s)" % ":".join(str(i) for i in finding.get("owner") or ())
         return [("mono", _n(finding.get("path"))), ("mono", _n(finding.get("mode"))),
                 ("mono", _n(finding.get("caps") or "")),
                 ("", _e("%s:%s" % (finding.get("uid"), finding.get("gid")))), ("", _e(what))]
@@ -557,4 +577,6 @@ def stats(summary):
                                    "hosts_clean")}
     out["checks"] = {c: dict(summary["checks"][c]) for c in CHECKS}
     out["counts"] = dict(summary["counts"])
+    if "runner_not_owned" in summary:
+        out["runner_not_owned"] = dict(summary["runner_not_owned"])
     return out

@@ -489,14 +489,14 @@ def default_python():
 # -- the operation ----------------------------------------------------------------------
 def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False, unit_dir=UNIT_DIR, fstab=FSTAB,
            systemd_running=None, hermes_homes=(), sandbox_dir=None, extra_roots=(), program=PROGRAM,
-           paths_file=PATHS_FILE, python=None, check_mode=None):
+           paths_file=PATHS_FILE, python=None, check_mode=None, providers=()):
     """Bring every root to ``state``, persisted by ``persist``; return the report envelope.
     ``dry_run``: change nothing (no mount, no file written), report what would change
     (``check_mode`` is its deprecated alias).
 
     The roots: ``paths`` and ``extra_roots`` as given, plus what ``hermes_homes`` and
-    ``sandbox_dir`` give (scope.derive, the sweep's and the guard's rule). ``run(argv) -> (rc,
-    stdout, stderr)`` runs ``systemctl daemon-reload`` when a unit changed and systemd runs.
+    ``sandbox_dir`` and ``providers`` (runners.runner_providers: opt-in) give (scope.derive).
+    ``run(argv) -> (rc, stdout, stderr)`` runs ``systemctl daemon-reload`` when a unit changed and systemd runs.
     Result (report.new_report): roots (the proven paths handled), changed, errors (a mount
     or unmount that failed: {path, op, error}), warnings (refused roots, 1.0.0 persistence
     removed, foreign mounts left), paths (one dict per proven root: path, before, after,
@@ -512,7 +512,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     if isinstance(paths, (str, bytes)):
         paths = [paths]
     paths = [os.fsdecode(p) for p in paths]
-    if not (paths or hermes_homes or sandbox_dir or extra_roots):
+    if not (paths or hermes_homes or sandbox_dir or extra_roots or providers):
         raise NosuidError("no roots: give path, or hermes_home, sandbox_dir or roots (the sweep's scope)")
     python = python or default_python()
     result = envelope.new_report([], paths=[], refused=[], missing=[], files=[], diff={"before": "", "after": ""},
@@ -523,7 +523,7 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     extra = list(extra_roots) + paths
     if state == "mounted" and persist == "systemd":
         extra += [p for p in old_persistence(unit_dir, fstab) if p not in extra]
-    found = scope.derive(list(hermes_homes or ()), sandbox_dir or None, extra)
+    found = scope.derive(list(hermes_homes or ()), sandbox_dir or None, extra, list(providers or ()))
     usable, refused = found["roots"], found["refused"]
     for item in refused:
         _refuse(result, item["path"], item["reason"])

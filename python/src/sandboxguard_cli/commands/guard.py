@@ -10,7 +10,7 @@ from sandboxguard._guard import fanotify, guard_scope
 from sandboxguard._guard import guard as guardmod
 from sandboxguard.roots import RootRefused, check_root
 
-from .. import output
+from .. import output, runner_options
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -32,6 +32,7 @@ def register(subparsers):
     parser.add_argument("--root", action="append", default=[], metavar="DIR",
                         help="an extra root the operator names that may not exist yet (repeatable; guarded once "
                              "it does; refused like PATH when it is a system path)")
+    runner_options.add(parser)
     parser.add_argument("--docker-host", metavar="URL",
                         help="engine URL, Docker's or Podman's (default: every engine present); asked at every "
                              "rescan for bind mounts below the roots that are other filesystems, which need a mark of "
@@ -72,7 +73,7 @@ def run_guard(args):
         sys.stdout.flush()
 
     roots, engine = guard_scope.sources(paths, args.hermes_home, args.sandbox_dir, args.root, args.docker_host,
-                                        engine=not args.no_engine)
+                                        engine=not args.no_engine, providers=runner_options.providers(args))
     guard = guardmod.Guard(roots, emit, log,
                            dry_run=args.dry_run, caps=not args.no_caps, setuid=not args.no_setid,
                            setgid=not args.no_setid, rescan_interval=args.rescan_interval, engine_source=engine)

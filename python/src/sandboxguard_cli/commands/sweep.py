@@ -7,7 +7,7 @@ from sandboxguard import docker_engine, owners
 from sandboxguard import sweep as sweepmod
 from sandboxguard._core.text import escape, one_line
 
-from .. import output
+from .. import output, runner_options
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -27,6 +27,7 @@ def _scope_args(parser):
                         help="TERMINAL_SANDBOX_DIR, when the agent sets one (default: from the environment)")
     parser.add_argument("--root", action="append", default=[], metavar="DIR",
                         help="an extra <sandbox>/docker root the operator names (repeatable)")
+    runner_options.add(parser)
     parser.add_argument("--method", choices=sweepmod.METHODS, default=sweepmod.DEFAULT_METHOD,
                         help="native: walk on this host (needs root); container: a disposable hardened container")
     parser.add_argument("--image", help="image for --method container (needs find, chown, chmod, ls, sort, od, sh)")
@@ -92,7 +93,7 @@ def run_sweep(args):
     result = sweepmod.sweep(
         client, _homes(args), args.sandbox_dir, args.root, args.container or None, not args.running_only,
         args.method, args.image, _owner(args.owner), args.budget_per_step, dry_run=args.dry_run,
-        chown=not args.no_chown)
+        chown=not args.no_chown, providers=runner_options.providers(args))
     return output.emit(result, args.json, print_human)
 
 
@@ -150,7 +151,7 @@ def run_watch(args):
     try:
         sweepmod.watch(client, _homes(args), args.sandbox_dir, args.root, method=args.method, image=args.image,
                        owner=_owner(args.owner), budget_per_step=args.budget_per_step, chown=not args.no_chown,
-                       emit=_print_event)
+                       emit=_print_event, providers=runner_options.providers(args))
     except KeyboardInterrupt:
         return EXIT_OK
     except docker_engine.EngineError as exc:
