@@ -221,12 +221,12 @@ def test_error_entry_is_what_add_error_records():
 
 
 def test_a_sweep_step_that_could_not_run_lists_its_error_as_the_envelope_does(tmp_path):
-    from sandboxguard import sweep
+    from sandboxguard._privileged import sweep_steps
 
     target = tmp_path / "docker" / "task"
     target.mkdir(parents=True)
-    step = sweep._step_result("setid", 10)
-    sweep._step_failed(step, str(target), "refused")
+    step = sweep_steps._step_result("setid", 10)
+    sweep_steps._step_failed(step, str(target), "refused")
     assert step["errors"] == [report.error_entry(str(target), "setid", "refused")]
     assert step["error"] == "refused" and step["complete"] is False
 
