@@ -23,6 +23,7 @@ def runner_providers(params):
     """The scope providers of the CI runner options (github_runners, gitlab_config)."""
     return runners.runner_providers(as_list(params["github_runners"]), params["gitlab_config"])
 
+
 SANDBOX_ARGUMENT_SPEC = dict(
     ROOTS_ARGUMENT_SPEC,
     containers=dict(type="list", elements="str", default=[]),

@@ -89,7 +89,9 @@ roots:
   type: list
   elements: str
 root_sources:
-  description: The host-derived roots with where each came from (C(path), C(realpath), C(source), and C(owner), the (uid, gid) a scope provider knows the files there belong to, else null); what C(roots) held in earlier releases.
+  description: >-
+    The host-derived roots with where each came from (C(path), C(realpath), C(source), and C(owner), the
+    (uid, gid) a scope provider knows the files there belong to, else null); what C(roots) held in earlier releases.
   returned: always
   type: list
   elements: dict

@@ -56,6 +56,8 @@ from .errors import InputError
 METHODS = ("native", "container")
 DEFAULT_METHOD = "native"
 DEFAULT_BUDGET_PER_STEP_S = stripmod.DEFAULT_BUDGET_S  # each step is one walk (strip.run)
+
+
 def path_owner(path):
     """(uid, gid) of a directory from the fstat of its descriptor, opened component by
     component with no symlink followed anywhere (safefs.open_dir). Raises PathRefused
@@ -125,8 +127,8 @@ def _inspects(engine, group, names, include_stopped):
     """[(engine name, inspect document)]: every container of every engine, or the ``names``
     (each asked of every engine until one knows it; EngineError when none does)."""
     if not names or len(group) == 1:
-        return [(name, doc) for name, member in group for doc in engine.inspect_containers(member, names,
-                                                                                             include_stopped)]
+        return [(name, doc) for name, member in group
+                for doc in engine.inspect_containers(member, names, include_stopped)]
     found = []
     for wanted in names:
         errors = []
@@ -250,8 +252,8 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
     entry = {"path": path, "root": target["root"], "containers": target["containers"], "method": method,
              "owner": None, "changed": False, "steps": []}
     try:
-        entry["owner"] = list(owner if owner is not None else _root_owner(result, target["root"])
-                              or sandbox_owner(target["root"]))
+        known = owner if owner is not None else _root_owner(result, target["root"])
+        entry["owner"] = list(known if known is not None else sandbox_owner(target["root"]))
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or exc
         envelope.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
@@ -297,8 +299,10 @@ def _strip_engine(client, target, facts):
     """(name, client) the container method's strip container runs on: the first rootful
     engine among those whose containers mount the target, else the first rootful engine
     (a rootless engine's root cannot give files to another user)."""
-    group = docker_engine.members(client) if isinstance(client, docker_engine.Engines) else [(facts.get("name"),
-                                                                                               client)]
+    if isinstance(client, docker_engine.Engines):
+        group = docker_engine.members(client)
+    else:
+        group = [(facts.get("name"), client)]
     rootless = {f["name"] for f in facts.get("engines") or () if f["rootless"]}
     rootful = [(name, member) for name, member in group if name not in rootless] or group
     return next((pair for pair in rootful if pair[0] in target.get("engines", ())), rootful[0])

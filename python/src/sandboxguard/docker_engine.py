@@ -98,8 +98,8 @@ def engine_urls(base_url=None, environ=None, exists=os.path.exists, rootless=Non
     environ = os.environ if environ is None else environ
     rootless = sorted(glob.glob(ROOTLESS_PODMAN_SOCKETS)) if rootless is None else rootless
     urls, seen = [], set()
-    candidates = [environ.get("DOCKER_HOST") or None] + ["unix://" + p for p in
-                                                          [DOCKER_SOCKET, PODMAN_SOCKET, *rootless]]
+    candidates = [environ.get("DOCKER_HOST") or None]
+    candidates += ["unix://" + p for p in [DOCKER_SOCKET, PODMAN_SOCKET, *rootless]]
     for index, url in enumerate(candidates):
         if not url:
             continue

@@ -250,8 +250,8 @@ def _home_fix(hermes_homes, mode, where, profiles, create_profile_home, dry_run)
         except OSError as exc:
             envelope.add_error(section, exc.filename or home, "configure", exc)
             continue
-        envelope.merge(section, {key: report[key] for key in ("changed", "complete", "errors", "warnings",
-                                                                 "homes", "diff")})
+        keys = ("changed", "complete", "errors", "warnings", "homes", "diff")
+        envelope.merge(section, {key: report[key] for key in keys})
     return _verdict(section)
 
 

@@ -87,8 +87,9 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
     """
     if docker == "never":
         return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False}
-    if not (docker_host or os.environ.get("DOCKER_HOST") or os.path.exists(DEFAULT_ENGINE_SOCKET)
-            or os.path.exists(PODMAN_ENGINE_SOCKET) or glob.glob(defaults.ROOTLESS_PODMAN_SOCKETS)):
+    engine_present = any((docker_host, os.environ.get("DOCKER_HOST"), os.path.exists(DEFAULT_ENGINE_SOCKET),
+                          os.path.exists(PODMAN_ENGINE_SOCKET), glob.glob(defaults.ROOTLESS_PODMAN_SOCKETS)))
+    if not engine_present:
         # no engine to ask: answer before importing the Docker SDK (its import alone is a
         # noticeable part of a module run, on every host of a fleet)
         return {"answered": False, "reason": "no container engine: %s and %s do not exist and DOCKER_HOST is unset"
