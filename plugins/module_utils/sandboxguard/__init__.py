@@ -11,4 +11,4 @@ every other name is internal. Every operation returns the report envelope of
 ``sandboxguard.report``; docs/architecture.md maps the layers.
 """
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
