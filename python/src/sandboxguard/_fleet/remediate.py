@@ -206,7 +206,8 @@ def _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner,
 
     section = _section("sandboxes", dry_run)
     try:
-        client = docker_engine.connect(docker_host or None, timeout=audit.DEFAULT_ENGINE_TIMEOUT_S)
+        # every engine present (auto), as the audit's scope asked them
+        client = docker_engine.connect_engines(docker_host or None, timeout=audit.DEFAULT_ENGINE_TIMEOUT_S)
     except docker_engine.EngineError as exc:
         return _raised(section, exc)
     try:
