@@ -146,10 +146,10 @@ def _inspects(engine, group, names, include_stopped):
 def _scope(inspects, usable, task_dirs=()):
     """sandboxes.scope_containers over (engine name, document) pairs: each container record
     says its ``engine``, each target the ``engines`` of the containers mounting it."""
-    containers, targets = sandboxes.scope_containers([doc for _, doc in inspects], usable, os.path.realpath,
+    containers, targets = sandboxes.scope_containers([doc for _name, doc in inspects], usable, os.path.realpath,
                                                      sandboxes.path_kind, task_dirs)
     by_id = {}
-    for record, (name, _) in zip(containers, inspects):
+    for record, (name, _doc) in zip(containers, inspects):
         record["engine"] = name
         by_id.setdefault(record["id"], name)
     for target in targets:
@@ -338,7 +338,7 @@ def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="nat
     known = {doc["Id"]: (name, doc) for name, doc in _inspects(engine, group, None, False)}
     since = int(time.time()) if since is None else since
     emit({"event": "watching", "roots": [r["realpath"] for r in usable], "containers": len(known),
-          "refused_roots": refused, "engines": [name for name, _ in group],
+          "refused_roots": refused, "engines": [name for name, _member in group],
           "warnings": list(getattr(client, "warnings", ()))})
     options = dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, chown=chown)
     for name, member, event in _events(engine, group, since):

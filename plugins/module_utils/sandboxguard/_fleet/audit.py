@@ -111,7 +111,7 @@ def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=()
                 "error": True}
     finally:
         close = getattr(client, "close", None)
-        if close:
+        if close is not None:
             close()
     return {"answered": True, "reason": None, "targets": [t["realpath"] for t in info["targets"]],
             "error": False, "engine": info["engine"], "engines": [f["name"] for f in info["engine"]["engines"]],

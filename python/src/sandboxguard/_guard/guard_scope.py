@@ -56,7 +56,8 @@ def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roo
             return {"roots": []}
         try:
             engines = docker_engine.connect_engines(docker_host, timeout=10)  # every engine present (auto)
-            inspects = [doc for _, client in engines for doc in docker_engine.inspect_containers(client, None, False)]
+            inspects = [doc for _name, client in engines
+                        for doc in docker_engine.inspect_containers(client, None, False)]
         except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
             return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
         targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)[1]
