@@ -217,7 +217,7 @@ def _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner,
         return _raised(section, exc)
     finally:
         close = getattr(client, "close", None)
-        if close:
+        if close is not None:
             close()
     result.update(status=OK, reason=None, module=MODULE_OF["sandboxes"])
     incomplete = None if result["complete"] else ("; ".join(result["warnings"]) or None)
