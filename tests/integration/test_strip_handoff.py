@@ -198,7 +198,7 @@ def test_a_path_too_long_to_hand_over_is_walked_where_it_was_found(dominant, mon
     assert report["complete"] and paths(report) == expected
 
 
-CLI_COLD = ("import runpy; from sandboxguard import handoff; handoff.COLD_READ_BYTES = 0; "
+CLI_COLD = ("import runpy; from sandboxguard._walk import handoff; handoff.COLD_READ_BYTES = 0; "
             "runpy.run_module('sandboxguard_cli', run_name='__main__')")
 
 

@@ -91,7 +91,7 @@ def _default_sigint():
 
 # The CLI as on a cold disk (every walk counts as cold): it forks handoff.COLD_WALKERS
 # walkers, which hand directories to each other through its broker (handoff.py).
-COLD_CLI = ("import runpy; from sandboxguard import handoff; handoff.COLD_READ_BYTES = 0; "
+COLD_CLI = ("import runpy; from sandboxguard._walk import handoff; handoff.COLD_READ_BYTES = 0; "
             "runpy.run_module('sandboxguard_cli', run_name='__main__')")
 
 
