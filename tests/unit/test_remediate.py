@@ -13,8 +13,11 @@ pytestmark = pytest.mark.root
 
 
 def _setcap(path):
-    if subprocess.run(["setcap", "cap_net_raw=ep", str(path)], check=False, capture_output=True).returncode:
-        pytest.skip("setcap is not available")
+    if os.geteuid() != 0:
+        pytest.skip("setting a file capability needs root")
+    done = subprocess.run(["setcap", "cap_net_raw=ep", str(path)], check=False, capture_output=True, text=True)
+    # libcap2-bin is installed by tools/setup.sh (tools/apt-packages.txt): a failure is a broken setup
+    assert done.returncode == 0, "setcap failed (%s): install libcap2-bin" % done.stderr.strip()
 
 
 @pytest.fixture
