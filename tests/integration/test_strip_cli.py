@@ -34,7 +34,7 @@ def test_scan_finds_and_exits_1_without_changing(sandbox):
     result = cli("scan", str(root))
     assert result.returncode == 1
     assert "%s  mode 04755 -> 0755" % tool in result.stdout
-    assert "found 1 setid" in result.stdout and "nothing changed (dry run)" in result.stdout
+    assert "found 1 setid" in result.stdout and "read-only scan, nothing changed" in result.stdout
     assert os.stat(tool).st_mode & 0o7777 == 0o4755
 
 
@@ -55,17 +55,69 @@ def test_json_prints_only_the_report(sandbox):
     assert set(report) >= {"roots", "changed", "complete", "files", "counts", "pruned_mounts", "errors", "elapsed"}
 
 
-def test_strip_dry_run_changes_nothing_and_exits_0(sandbox):
+@pytest.mark.parametrize("options", [[], ["--no-caps"], ["--no-setid"]])
+def test_scan_json_is_read_only_with_a_schema_version(sandbox, options):
+    root, tool = sandbox
+    if "--no-setid" in options:
+        set_caps(tool)
+    result = cli("scan", "--json", *options, str(root))
+    report = json.loads(result.stdout)
+    assert result.returncode == 1 and report["counts"]["setid"] + report["counts"]["caps"] == 1
+    assert report["changed"] is False and report["schema_version"] == 1
+
+
+def set_caps(path):
+    # vfs_cap_data revision 2, effective, permitted cap_net_raw: what `setcap cap_net_raw=ep` writes
+    os.setxattr(path, "security.capability", b"\x01\x00\x00\x02" + (1 << 13).to_bytes(4, "little") + bytes(12))
+
+
+def test_strip_dry_run_changes_nothing_says_would_change_and_exits_1(sandbox):
     root, tool = sandbox
     result = cli("strip", "--dry-run", "--json", str(root))
-    assert json.loads(result.stdout)["dry_run"] is True
+    report = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert report["dry_run"] is True and report["changed"] is True  # changed: would change (check mode's rule)
     assert os.stat(tool).st_mode & 0o7777 == 0o4755
+    human = cli("strip", "--dry-run", str(root))
+    assert human.returncode == 1 and "changes needed, nothing changed (dry run)" in human.stdout
+
+
+def test_strip_dry_run_of_a_clean_tree_exits_0(sandbox):
+    root, tool = sandbox
+    os.chmod(tool, 0o755)
+    result = cli("strip", "--dry-run", str(root))
+    assert result.returncode == 0 and "nothing to fix (dry run)" in result.stdout
 
 
 def test_chown_to_returns_ownership(sandbox):
     root, tool = sandbox
     assert cli("strip", "--chown-to", "1000:1000", str(root)).returncode == 0
     assert (os.stat(tool).st_uid, os.stat(root).st_uid) == (1000, 1000)
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+@pytest.mark.parametrize("owner,after", [("1000:1000", "1000:1000"), ("1000:0", "1000:0"), ("nobody", "nobody")])
+def test_chown_to_lines_show_the_owner_after_the_change(sandbox, dry_run, owner, after):
+    import pwd
+
+    root, tool = sandbox
+    if after == "nobody":  # a name alone: its uid and primary group (Debian's base-passwd has nobody)
+        after = "%d:%d" % pwd.getpwnam("nobody")[2:4]
+    os.chown(root / "dist", 0, 0)
+    os.chown(tool, 0, 0)
+    os.chmod(tool, 0o4755)
+    result = cli("strip", "--chown-to", owner, *(["--dry-run"] if dry_run else []), str(root))
+    assert result.returncode == (1 if dry_run else 0), result.stderr
+    lines = dict(line.split("  ", 1) for line in result.stdout.splitlines() if "  " in line)
+    assert lines[str(tool)].startswith("owner 0:0 -> %s, mode 04755 -> 0755" % after)
+    assert lines[str(root / "dist")] == "owner 0:0 -> %s" % after
+    report = json.loads(cli("strip", "--chown-to", owner, "--dry-run", "--json", str(root)).stdout)
+    if not dry_run:  # already given back: nothing left to list
+        assert report["files"] == []
+        return
+    for entry in report["files"]:
+        assert "%d:%d" % (entry["uid_after"], entry["gid_after"]) == after
+
 
 
 @pytest.mark.parametrize("args,words", [

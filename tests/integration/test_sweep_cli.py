@@ -48,7 +48,8 @@ def test_sweep_cli_finds_a_profile_sandbox_and_fixes_it(client, home):
     try:
         container.wait(timeout=60)
         dry = cli("sweep", "--hermes-home", str(hermes), "--container", container.name, "--dry-run", "--json")
-        assert dry.returncode == 0, dry.stderr
+        assert dry.returncode == 1, dry.stderr  # changes needed: findings remain
+        assert json.loads(dry.stdout)["changed"] is True
         assert stat.S_IMODE(os.lstat(ws / "suid").st_mode) == 0o4755
         result = cli("sweep", "--hermes-home", str(hermes), "--container", container.name)
         assert result.returncode == 0, result.stderr
@@ -148,3 +149,53 @@ def test_watcher_with_the_container_method_ignores_its_own_strip_containers(clie
         stream.close()
         watcher.terminate()
         watcher.wait(timeout=10)
+
+
+def _plant(path, mode=0o4755):
+    path.write_bytes(b"\x7fELF fake")
+    os.chown(path, 0, 0)
+    os.chmod(path, mode)
+
+
+@pytest.mark.parametrize("options", [[], ["--json"]])
+def test_sweep_dry_run_exits_1_while_changes_are_needed_and_0_once_clean(home, options):
+    hermes, ws = home
+    _plant(ws / "suid")
+    dry = cli("sweep", "--hermes-home", str(hermes), "--dry-run", *options)
+    assert dry.returncode == 1, dry.stdout + dry.stderr
+    assert stat.S_IMODE(os.lstat(ws / "suid").st_mode) == 0o4755
+    if options:
+        assert json.loads(dry.stdout)["changed"] is True
+    else:
+        assert "changes needed, nothing changed (dry run)" in dry.stdout
+    fixed = cli("sweep", "--hermes-home", str(hermes), *options)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    again = cli("sweep", "--hermes-home", str(hermes), "--dry-run", *options)
+    assert again.returncode == 0, again.stdout + again.stderr
+    if options:
+        assert json.loads(again.stdout)["changed"] is False
+
+
+@pytest.mark.parametrize("where", [("t7", "other"), ("t7",), ("loose",)])
+def test_sweep_says_what_it_covers_and_names_the_scan_that_finds_the_rest(home, where):
+    """A setuid file under the root that no container mounts and no task directory holds: the
+    sweep does not walk it, says so, and the command it prints finds it."""
+    hermes, _ws = home
+    root = hermes / "profiles" / "research" / "sandboxes" / "docker"
+    place = root.joinpath(*where)
+    place.mkdir(parents=True, exist_ok=True)
+    _plant(place / "stray")
+    result = cli("sweep", "--hermes-home", str(hermes))
+    assert result.returncode == 0, result.stdout + result.stderr
+    covered = [line for line in result.stdout.splitlines() if line.startswith("covered: ")]
+    assert len(covered) == 1 and "task directory(ies) no container mounts" in covered[0]
+    command = "sandboxguard scan %s" % root
+    assert "the rest of the roots is not swept: `%s`" % command in covered[0]
+    assert "sandboxguard.boundary.audit" in covered[0]
+    assert stat.S_IMODE(os.lstat(place / "stray").st_mode) == 0o4755  # not covered: left as it was
+    report = json.loads(cli("sweep", "--hermes-home", str(hermes), "--json").stdout)
+    assert report["covers"]["roots"] == [str(root)] and report["covers"]["scan"] == command
+    assert report["covers"]["task_dirs"] == 1 and report["covers"]["container_mounts"] == 0
+    scan = cli(*command.split()[1:], "--json")
+    assert scan.returncode == 1
+    assert str(place / "stray") in [f["path"] for f in json.loads(scan.stdout)["files"]]

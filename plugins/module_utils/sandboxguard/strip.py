@@ -200,9 +200,16 @@ def _walk_single_file(walker, root):
 
 
 def scan(paths, caps=True, setid=True, **kwargs):
-    """Report setuid/setgid files and file capabilities under `paths`; change nothing."""
+    """Report setuid/setgid files and file capabilities under `paths`; change nothing.
+
+    A scan is read-only, not a dry run of a strip: its report says ``changed: false``
+    whatever it finds (the findings are in ``files`` and ``counts``; findings_remain
+    tells whether there are any), as file_caps' ``state: query`` does.
+    """
     actions = tuple(a for a, on in (("setid", setid), ("caps", caps)) if on)
-    return run(paths, actions=actions, dry_run=True, **kwargs)
+    report = run(paths, actions=actions, dry_run=True, **kwargs)
+    report["changed"] = False
+    return report
 
 
 def strip(paths, setid=True, caps=True, chown_to=None, dry_run=False, **kwargs):

@@ -16,6 +16,11 @@ What does not end with :func:`emit`, on purpose: the event streams (``watch`` th
 Both JSON writers pass the report through ``text.for_result`` (valid UTF-8 whatever a name
 holds: a name that is not UTF-8 is carried escaped, its bytes in a ``<key>_b64``
 sibling); every ``WARNING:`` line and every error line goes through ``text.one_line``.
+
+Every JSON document the CLI prints (an envelope, or one line of an event stream) carries
+``schema_version`` (:data:`SCHEMA_VERSION`); ``docs/schemas/cli-envelope.schema.json``
+describes both, and a test validates every subcommand's ``--json`` against it. A change
+that removes or renames a key, or changes its meaning, raises the version.
 """
 import json
 import sys
@@ -24,6 +29,13 @@ from sandboxguard import report as envelope
 from sandboxguard._core.text import for_result, one_line
 
 from .main import EXIT_FINDINGS, EXIT_OK
+
+SCHEMA_VERSION = 1
+
+
+def versioned(document):
+    """``document`` with ``schema_version`` first (a new dict; the caller's is left alone)."""
+    return dict({"schema_version": SCHEMA_VERSION}, **document)
 
 
 def exit_code(report, findings=False):
@@ -38,7 +50,8 @@ def emit(report, as_json, human, findings=False, out=None, err=None):
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if as_json:
-        out.write(json.dumps(for_result(report), indent=2, sort_keys=True) + "\n")  # one write, even unbuffered
+        # one write, even unbuffered
+        out.write(json.dumps(for_result(versioned(report)), indent=2, sort_keys=True) + "\n")
     else:
         human(report, out)
         for warning in report.get("warnings", ()):
@@ -49,7 +62,7 @@ def emit(report, as_json, human, findings=False, out=None, err=None):
 def json_line(event, out=None):
     """One JSON object on one line, flushed (the watcher's event stream)."""
     out = sys.stdout if out is None else out
-    out.write(json.dumps(for_result(event), sort_keys=True) + "\n")
+    out.write(json.dumps(for_result(versioned(event)), sort_keys=True) + "\n")
     out.flush()
 
 

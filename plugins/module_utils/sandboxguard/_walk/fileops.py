@@ -206,11 +206,17 @@ def new_entry(path, st, kind="file"):
             "caps_before": None, "uid": st.st_uid, "gid": st.st_gid, "nlink": st.st_nlink, "actions": []}
 
 
+def owner_after(st, chown_to):
+    """(uid, gid) ownership return to ``chown_to`` leaves (a gid of -1 keeps the group; pure)."""
+    uid, gid = chown_to
+    return uid, (st.st_gid if gid == -1 else gid)
+
+
 def return_owner(fd, fst, opts, entry):
     """Give the file to opts.chown_to; the kernel clears setid bits and caps (capabilities(7))."""
     uid, gid = opts.chown_to
     os.chown("/proc/self/fd/%d" % fd, uid, gid)
-    entry["uid_after"], entry["gid_after"] = uid, (fst.st_gid if gid == -1 else gid)
+    entry["uid_after"], entry["gid_after"] = owner_after(fst, opts.chown_to)
 
 
 def clear_caps(fd, opts):
@@ -281,6 +287,8 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
         if needs_chown or (has_caps and opts.caps_method == "chown"):
             mode_after = mode_after_chown(mode_after)
         entry["mode_after"] = envelope.mode_text(mode_after)
+        if needs_chown:  # what the change would leave, as mode_after says
+            entry["uid_after"], entry["gid_after"] = owner_after(fst, opts.chown_to)
         return True, True
     changed = False
     try:

@@ -42,7 +42,7 @@ from .. import report as envelope
 from .._core.forked import free_descriptors
 from .._core.mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
 from . import handoff
-from .fileops import CAP_XATTR, LINKED_OWNER_KEPT, LINKED_OWNER_WARNING, ChangedUnderUs, fix_at
+from .fileops import CAP_XATTR, LINKED_OWNER_KEPT, LINKED_OWNER_WARNING, ChangedUnderUs, fix_at, owner_after
 
 # Directory descriptors kept open for pending children before falling back to reopen
 # (identity-checked) on demand; keeps a 10,000-deep tree under the fd limit. Fewer when
@@ -184,6 +184,7 @@ class _Findings:
         entry = {"path": path, "type": "directory", "mode_before": envelope.mode_text(st.st_mode),
                  "mode_after": envelope.mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
                  "gid": st.st_gid, "nlink": st.st_nlink, "actions": ["chown"]}
+        entry["uid_after"], entry["gid_after"] = owner_after(st, self.chown_to)
         if not self.dry_run:
             try:
                 os.fchown(fd, uid, gid)

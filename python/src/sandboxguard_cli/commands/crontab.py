@@ -15,23 +15,37 @@ from sandboxguard import report as envelope
 from sandboxguard.errors import InputError
 
 from .. import output
-from ..main import UsageError
+from ..main import EXIT_OK, UsageError
 
 
 def register(subparsers):
     parser = subparsers.add_parser(
         "crontab",
         help="a crontab that behaves like Debian's but keeps the table in the run directory",
-        description=__doc__.splitlines()[0],
+        usage="%(prog)s [--table FILE] [-u USER] [-n] FILE | -e | -l | -r [-i]\n"
+              "       %(prog)s --install-shim DIR [--python PYTHON]\n"
+              "       %(prog)s --help",
+        description="A crontab that behaves like Debian's (its options, messages and exit codes) but keeps "
+                    "the table in the eval run's directory: --table FILE, else EVAL_CRONTAB_FILE, else "
+                    "{HERMES_HOME}/crontab. --install-shim DIR writes the shim as DIR/crontab, a standalone "
+                    "script for /usr/bin/python3 (or --python PYTHON) that any user can run. --help (this text) "
+                    "exits 0; every other argument, -h included, goes to the shim, which answers as Debian's "
+                    "crontab does.",
+        epilog="crontab options, as Debian's crontab(1): FILE replaces the table (- for stdin), -n checks "
+               "its syntax only, -l lists, -r deletes (-i asks first), -e edits with $VISUAL or $EDITOR; "
+               "-u USER needs root, as in the real one.",
         add_help=False,
         prefix_chars="\0",  # hand every argument, options included, to the shim
     )
-    parser.add_argument("args", nargs=argparse.REMAINDER)
-    parser.set_defaults(func=run)
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG", help="crontab's own arguments")
+    parser.set_defaults(func=run, help_parser=parser)
 
 
 def run(args):
     argv = list(args.args)
+    if argv == ["--help"]:  # the CLI's own help (exit 0); the installed shim answers as Debian's crontab
+        args.help_parser.print_help()
+        return EXIT_OK
     table = None
     if argv[:1] == ["--install-shim"]:
         if len(argv) < 2:

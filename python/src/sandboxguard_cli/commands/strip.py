@@ -116,10 +116,10 @@ def _raise_signalled(signum, _frame):
     raise _Signalled(signum)
 
 
-def _run(args, dry_run=False, **kwargs):
+def _run(args, walk, **kwargs):
     previous = signal.signal(signal.SIGTERM, _raise_signalled)
     try:
-        return _run_walk(args, dry_run=dry_run, **kwargs)
+        return _run_walk(args, walk, **kwargs)
     except _Signalled as exc:
         sys.stderr.write("sandboxguard %s: stopped by %s; its walkers were stopped with it and the walk is "
                          "incomplete: run it again\n" % (args.command, signal.Signals(exc.signum).name))
@@ -128,11 +128,12 @@ def _run(args, dry_run=False, **kwargs):
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_walk(args, dry_run=False, **kwargs):
+def _run_walk(args, walk, **kwargs):
+    """``walk``: stripmod.scan (read-only) or stripmod.strip, with the walk options of args."""
     progress = None if args.json else _progress()
     try:
-        report = stripmod.run(
-            args.paths, dry_run=dry_run, budget=_budget(args.budget),
+        report = walk(
+            args.paths, budget=_budget(args.budget),
             max_listed=_count("--max-listed", args.max_listed),
             prune_mounts=not args.cross_mounts, one_file_system=not args.cross_mounts,
             progress=progress,
@@ -144,24 +145,32 @@ def _run_walk(args, dry_run=False, **kwargs):
     finally:
         if progress is not None:
             sys.stderr.write("\r\033[K")
-    return output.emit(report, args.json, print_human, findings=stripmod.findings_remain(report))
+    read_only = walk is stripmod.scan
+    return output.emit(report, args.json, lambda rep, out: print_human(rep, out, read_only),
+                       findings=stripmod.findings_remain(report))
 
 
 def run_scan(args):
-    actions = [a for a, on in (("setid", not args.no_setid), ("caps", not args.no_caps)) if on]
-    return _run(args, dry_run=True, actions=actions)
+    return _run(args, stripmod.scan, setid=not args.no_setid, caps=not args.no_caps)
 
 
 def run_strip(args):
-    actions = [a for a, on in (("chown", bool(args.chown_to)), ("setid", not args.no_setid),
-                               ("caps", not args.no_caps)) if on]
     chown_to = _owner(args.chown_to) if args.chown_to else None
-    return _run(args, dry_run=args.dry_run, actions=actions, chown_to=chown_to,
-                caps_method=args.caps_method, hardlinks=args.hardlinks)
+    return _run(args, stripmod.strip, dry_run=args.dry_run, setid=not args.no_setid, caps=not args.no_caps,
+                chown_to=chown_to, caps_method=args.caps_method, hardlinks=args.hardlinks)
 
 
-def print_human(report, out):
-    """The people's view of a report: findings, then pruned mounts and errors, then a summary.
+def _owner_after(entry):
+    """``uid:gid`` the file has after ownership return (would have, in a dry run); ``?`` when
+    the change failed before the owner was known."""
+    if "uid_after" not in entry:
+        return "?"
+    return "%d:%d" % (entry["uid_after"], entry["gid_after"])
+
+
+def print_human(report, out, read_only=False):
+    """The people's view of a report: findings, then pruned mounts and errors, then a summary
+    (``read_only``: the report of a scan, which never changes anything).
 
     Every name from the tree goes through text.escape: one printable line per finding,
     whatever bytes a file name holds (a newline cannot forge a line, a byte that is not
@@ -172,8 +181,8 @@ def print_human(report, out):
     c = report["counts"]
     for entry in report["files"]:
         what = []
-        if "chown" in entry["actions"]:
-            what.append("owner %d:%d" % (entry["uid"], entry["gid"]))
+        if "chown" in entry["actions"]:  # the state after the change, as for the mode
+            what.append("owner %d:%d -> %s" % (entry["uid"], entry["gid"], _owner_after(entry)))
         if entry["mode_before"] != entry["mode_after"] or {"setuid", "setgid"} & set(entry["actions"]):
             what.append("mode %s -> %s" % (entry["mode_before"], entry["mode_after"]))
         if entry["caps_before"]:
@@ -195,7 +204,12 @@ def print_human(report, out):
     found = "%d setid, %d with capabilities" % (c["setid"], c["caps"])
     if c["chown"]:
         found += ", %d root-owned" % c["chown"]
-    outcome = "nothing changed (dry run)" if report["dry_run"] else ("fixed" if report["changed"] else "nothing to fix")
+    if read_only:
+        outcome = "read-only scan, nothing changed"
+    elif report["dry_run"]:
+        outcome = "changes needed, nothing changed (dry run)" if report["changed"] else "nothing to fix (dry run)"
+    else:
+        outcome = "fixed" if report["changed"] else "nothing to fix"
     out.write("%s: walked %d dirs, %d files in %.2fs; found %s; %s; %d errors; walk %s\n" % (
         ", ".join(escape(root) for root in report["roots"]), c["dirs"], c["files"], report["elapsed"], found,
         outcome, c["errors"], state))

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard sweep` and `sandboxguard watch`: Docker sandboxes, now and on container stop."""
 import os
+import shlex
+import stat
 
 from sandboxguard import docker_engine, owners
 from sandboxguard import sweep as sweepmod
@@ -47,12 +49,17 @@ def register(subparsers):
         "sweep", help="sweep the bind mounts of Docker sandboxes (ownership return, setid, caps)",
         description="Find every container's bind mounts below the host-derived <sandbox>/docker roots and sweep "
                     "them: ownership return, then setuid/setgid strip, then file capabilities, each step with "
-                    "its own budget. Exit 0 when every sandbox was swept completely, 1 otherwise.")
+                    "its own budget. Without --container, the task directories (<root>/<task>/home and "
+                    "workspace) no container mounts any more are swept too. Nothing else under the roots is: "
+                    "`sandboxguard scan ROOT` (or the fleet audit) checks all of a root. Exit 0 when every "
+                    "sandbox was swept completely (or, with --dry-run, when nothing needs changing), 1 "
+                    "otherwise, 2 on bad input.")
     _scope_args(sweep)
     sweep.add_argument("--container", action="append", default=[], metavar="NAME",
                        help="only these containers (repeatable; default all, stopped ones included)")
     sweep.add_argument("--running-only", action="store_true", help="leave stopped containers out")
-    sweep.add_argument("--dry-run", action="store_true", help="report; change nothing")
+    sweep.add_argument("--dry-run", action="store_true",
+                       help="report what would change; change nothing (exit 1 when something would)")
     sweep.add_argument("--json", action="store_true", help="print the JSON result and nothing else")
     sweep.set_defaults(func=run_sweep)
 
@@ -94,7 +101,31 @@ def run_sweep(args):
         client, _homes(args), args.sandbox_dir, args.root, args.container or None, not args.running_only,
         args.method, args.image, _owner(args.owner), args.budget_per_step, dry_run=args.dry_run,
         chown=not args.no_chown, providers=runner_options.providers(args))
-    return output.emit(result, args.json, print_human)
+    result["covers"] = coverage(result)
+    # a dry run that would change something leaves findings: exit 1, as scan and strip --dry-run
+    return output.emit(result, args.json, print_human, findings=bool(result["dry_run"] and result["changed"]))
+
+
+def coverage(result):
+    """What a sweep walked and what it did not: the sweep is not a scan of its roots.
+
+    ``container_mounts``: in-scope bind mounts of containers; ``task_dirs``: task directories
+    no container mounts; ``roots``: the roots that exist (their other files are not swept);
+    ``scan``: the command that checks all of them (None when no root exists). Reads only
+    whether each root is a directory (a hint for people; nothing is done by that path).
+    """
+    mounted = [t for t in result["targets"] if t["containers"]]
+    roots = [root for root in result["roots"] if _is_dir(root)]
+    return {"container_mounts": len(mounted), "task_dirs": len(result["targets"]) - len(mounted),
+            "containers": len({c for t in mounted for c in t["containers"]}), "roots": roots,
+            "scan": "sandboxguard scan %s" % " ".join(shlex.quote(escape(root)) for root in roots) if roots else None}
+
+
+def _is_dir(path):
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def print_human(result, out):
@@ -128,10 +159,17 @@ def print_human(result, out):
             parts.append("%s %s, %d listed" % (step["step"], state, n))
         out.write("swept %s [%s]: %s\n" % (escape(sandbox["path"]), sandbox["method"], "; ".join(parts) or "skipped"))
     if result["changed"]:
-        outcome = ", changes needed (dry run)" if result.get("dry_run") else ""
+        outcome = ", changes needed, nothing changed (dry run)" if result.get("dry_run") else ", fixed"
     else:
-        outcome = ", nothing changed"
+        outcome = ", nothing to fix in what was swept"
     out.write("%d sandbox(es) swept, %d warning(s)%s\n" % (len(result["sandboxes"]), len(result["warnings"]), outcome))
+    covers = result.get("covers")
+    if covers:
+        out.write("covered: %d in-scope mount(s) of %d container(s) and %d task directory(ies) no container "
+                  "mounts; %s\n" % (
+                      covers["container_mounts"], covers["containers"], covers["task_dirs"],
+                      "the rest of the roots is not swept: `%s` (or the fleet audit, sandboxguard.boundary.audit) "
+                      "checks all of it" % covers["scan"] if covers["scan"] else "no root exists"))
 
 
 def _print_event(event):
