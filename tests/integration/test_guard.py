@@ -473,6 +473,55 @@ def test_cli_prints_one_json_object_per_fixed_file_and_exits_0_on_sigterm(sandbo
     assert b"stopped:" in err
 
 
+def test_cli_textfile_counts_what_it_fixed_and_stays_fresh_while_it_guards(sandbox, tmp_path):
+    from promtext import parse, series
+
+    textdir = tmp_path / "node-exporter"
+    textdir.mkdir()
+    prom = textdir / "sandboxguard-guard.prom"
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as err_file:
+        proc = subprocess.Popen(guard_cmd(os.fspath(sandbox), "--json", "--textfile", os.fspath(prom),
+                                          "--rescan-interval", "0.2", "--textfile-interval", "0.2"),
+                                stdout=subprocess.PIPE, stderr=err_file, env=cli_env())
+    try:
+        limit = time.monotonic() + WAIT_S
+        while time.monotonic() < limit and not prom.exists():  # written at start
+            time.sleep(0.05)
+        first = parse(prom.read_text())
+        cmd = ("command", "guard")
+        assert series(first, "sandboxguard_findings") == {frozenset([cmd, ("kind", "setid")]): 0,
+                                                         frozenset([cmd, ("kind", "caps")]): 0}
+        started = series(first, "sandboxguard_last_success_timestamp_seconds")[frozenset([cmd])]
+        assert started > 0
+        suid = make_file(sandbox / "task" / "suid", 0o4755)
+        capped = make_file(sandbox / "task" / "capped")
+        set_caps(capped)
+        read_lines(proc.stdout, 2)
+        limit = time.monotonic() + WAIT_S
+        found = {}
+        while time.monotonic() < limit:
+            families = parse(prom.read_text())
+            found = {dict(k)["kind"]: v for k, v in series(families, "sandboxguard_findings").items()}
+            if found == {"setid": 1, "caps": 1}:
+                break
+            time.sleep(0.05)
+        assert found == {"setid": 1, "caps": 1}
+        assert not privileged(suid) and not privileged(capped)
+        later = series(families, "sandboxguard_last_success_timestamp_seconds")[frozenset([cmd])]
+        assert later > started  # rewritten while guarding, not only at start
+        assert series(families, "sandboxguard_errors_total") == {
+            frozenset([cmd, ("kind", kind)]): 0 for kind in ("fanotify", "file", "other")}
+        proc.terminate()
+        proc.communicate(timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err_path.read_bytes()
+    assert sorted(os.listdir(textdir)) == ["sandboxguard-guard.prom"]
+    assert stat.S_IMODE(os.lstat(prom).st_mode) == 0o644
+
+
 def test_cli_refuses_a_system_path_as_root():
     proc = subprocess.run(guard_cmd("/usr"), capture_output=True, env=cli_env(), timeout=30, check=False)
     assert proc.returncode == 2

@@ -199,3 +199,100 @@ def test_sweep_says_what_it_covers_and_names_the_scan_that_finds_the_rest(home, 
     scan = cli(*command.split()[1:], "--json")
     assert scan.returncode == 1
     assert str(place / "stray") in [f["path"] for f in json.loads(scan.stdout)["files"]]
+
+
+def _metrics(path):
+    from promtext import parse, series
+
+    families = parse(path.read_text())
+    return {name: {tuple(sorted(k)): v for k, v in series(families, name).items()} for name in families}
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_sweep_textfile_has_findings_by_kind_engines_and_the_last_success(home, tmp_path, dry_run):
+    hermes, ws = home
+    for path in (ws.parent, ws):
+        os.chown(path, 1000, 1000)  # the agent's task directories: nothing for ownership return
+    _plant(ws / "suid")  # root's: ownership return takes it (the kernel clears the bit on chown)
+    mine = ws / "mine"
+    _plant(mine)
+    os.chown(mine, 1000, 1000)
+    os.chmod(mine, 0o2755)  # the agent's own setgid file: the setid step takes it
+    textdir = tmp_path / "node-exporter"
+    textdir.mkdir()
+    prom = textdir / "sandboxguard-sweep.prom"
+    before = time.time()
+    result = cli("sweep", "--hermes-home", str(hermes), "--textfile", str(prom), *(["--dry-run"] if dry_run else []))
+    assert result.returncode == (1 if dry_run else 0), result.stdout + result.stderr
+    got = _metrics(prom)
+    cmd = ("command", "sweep")
+    # a dry run changes nothing between the steps: the setid step sees root's file as well
+    assert got["sandboxguard_findings"] == {(cmd, ("kind", "caps")): 0, (cmd, ("kind", "chown")): 1,
+                                            (cmd, ("kind", "setid")): 2 if dry_run else 1}
+    assert got["sandboxguard_engine_up"][(cmd, ("engine", "docker"))] == 1
+    assert got["sandboxguard_dry_run"] == {(cmd,): 1 if dry_run else 0}
+    assert set(got["sandboxguard_errors_total"].values()) == {0}
+    assert got["sandboxguard_last_success_timestamp_seconds"][(cmd,)] >= before
+    assert stat.S_IMODE(os.lstat(prom).st_mode) == 0o644 and os.listdir(textdir) == [prom.name]
+
+
+def test_sweep_without_an_engine_keeps_the_last_success_and_counts_the_engine_error(home, tmp_path):
+    hermes, _ws = home
+    prom = tmp_path / "sandboxguard-sweep.prom"
+    assert cli("sweep", "--hermes-home", str(hermes), "--textfile", str(prom)).returncode == 0
+    last = _metrics(prom)["sandboxguard_last_success_timestamp_seconds"][(("command", "sweep"),)]
+    down = cli("sweep", "--hermes-home", str(hermes), "--textfile", str(prom),
+               "--docker-host", "unix://%s/no-engine.sock" % tmp_path)
+    assert down.returncode == 1
+    got = _metrics(prom)
+    cmd = ("command", "sweep")
+    assert got["sandboxguard_last_success_timestamp_seconds"][(cmd,)] == last
+    assert got["sandboxguard_last_run_timestamp_seconds"][(cmd,)] > last
+    assert got["sandboxguard_errors_total"][(cmd, ("kind", "engine"))] == 1
+    assert list(got["sandboxguard_engine_up"].values()) == [0]
+    assert "sandboxguard_findings" not in got  # nothing was checked: no 0 that nobody measured
+
+
+@pytest.mark.parametrize(("name", "words"), [("sweep.txt", "*.prom"), ("missing/sweep.prom", "does not exist")])
+def test_sweep_refuses_a_bad_textfile_before_sweeping(home, tmp_path, name, words):
+    hermes, ws = home
+    _plant(ws / "suid")
+    result = cli("sweep", "--hermes-home", str(hermes), "--textfile", str(tmp_path / name))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and lines[0].startswith("sandboxguard sweep: --textfile ")
+    assert words in lines[0]
+    assert stat.S_IMODE(os.lstat(ws / "suid").st_mode) == 0o4755  # nothing done
+
+
+def test_watcher_textfile_is_written_at_start_and_after_each_sweep(client, home, tmp_path):
+    hermes, ws = home
+    for path in (ws.parent, ws):
+        os.chown(path, 1000, 1000)  # the agent's task directories: only the dropped file is root's
+    prom = tmp_path / "sandboxguard-watch.prom"
+    watcher = subprocess.Popen([sys.executable, "-m", "sandboxguard_cli", "watch", "--hermes-home", str(hermes),
+                                "--textfile", str(prom), "--textfile-interval", "0.5"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(ln)) for ln in watcher.stdout], daemon=True).start()
+    cmd = ("command", "watch")
+    try:
+        assert lines.get(timeout=60)["event"] == "watching"
+        started = _metrics(prom)
+        assert started["sandboxguard_engine_up"][(cmd, ("engine", "docker"))] == 1
+        assert "sandboxguard_findings" not in started  # no sweep yet
+        first = started["sandboxguard_last_success_timestamp_seconds"][(cmd,)]
+        container = client.containers.run(IMAGE, ["sh", "-c", DROP], detach=True, network_mode="none",
+                                          auto_remove=True, volumes={str(ws): {"bind": "/workspace", "mode": "rw"}})
+        _lines_until(lines, container.id)
+        got = _metrics(prom)
+        assert got["sandboxguard_findings"][(cmd, ("kind", "chown"))] == 1
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # the interval's rewrite keeps the success fresh
+            beat = _metrics(prom)["sandboxguard_last_success_timestamp_seconds"][(cmd,)]
+            if beat > first + 0.5:
+                break
+            time.sleep(0.1)
+        assert beat > first + 0.5
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)

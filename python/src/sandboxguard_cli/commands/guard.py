@@ -4,13 +4,14 @@
 import os
 import signal
 import sys
+import time
 
 from sandboxguard._core.text import escape, one_line
 from sandboxguard._guard import fanotify, guard_scope
 from sandboxguard._guard import guard as guardmod
 from sandboxguard.roots import RootRefused, check_root
 
-from .. import output, runner_options
+from .. import output, runner_options, textfile
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -46,7 +47,53 @@ def register(subparsers):
     parser.add_argument("--rescan-interval", type=float, default=guardmod.RESCAN_INTERVAL_S, metavar="S",
                         help="seconds between looks for new or changed roots (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="one JSON object per fixed file on stdout")
+    textfile.add_option(parser, "guard", long_running=True)
     parser.set_defaults(func=run_guard)
+
+
+class _GuardMetrics:
+    """The guard's textfile: findings by kind and errors since start. Written at start, when
+    it stops, and at its rescans (every --rescan-interval) once --textfile-interval has
+    passed or a file was fixed since the last write; each rescan is the guard's loop doing
+    its job, so it is a success."""
+
+    def __init__(self, metrics, interval, dry_run, clock=time.monotonic):
+        self.metrics, self.interval, self.clock = metrics, interval, clock
+        self.metrics.state["dry_run"] = dry_run
+        self.metrics.state["findings"] = {"setid": 0, "caps": 0}  # guarding from the start: counted since
+        self.file_errors = 0
+        self.dirty = True
+        self.written = None
+
+    def on_record(self, record):
+        state = self.metrics.state
+        if record.get("error"):
+            self.file_errors += 1
+        else:
+            actions = set(record.get("actions") or ())
+            for kind, hit in (("setid", bool({"setuid", "setgid"} & actions)), ("caps", "caps" in actions)):
+                if hit:
+                    state["findings"][kind] = state["findings"].get(kind, 0) + 1
+        self.dirty = True
+
+    def beat(self, stats, force=False):
+        """A rescan ran (or the guard starts or stops): maybe write, with the guard's error counts."""
+        errors = self.metrics.state["errors"]
+        errors["file"] = self.file_errors
+        errors["other"] = max(0, stats.get("errors", 0) - self.file_errors)
+        now = self.clock()
+        if force or self.dirty or self.written is None or now - self.written >= self.interval:
+            self.metrics.succeeded()
+            error = self.metrics.write()
+            if error:
+                print("sandboxguard guard: %s" % one_line(error), file=sys.stderr, flush=True)
+            self.dirty, self.written = False, now
+
+    def failed(self, kind):
+        self.metrics.state["errors"][kind] = self.metrics.state["errors"].get(kind, 0) + 1
+        error = self.metrics.write()
+        if error:
+            print("sandboxguard guard: %s" % one_line(error), file=sys.stderr, flush=True)
 
 
 def run_guard(args):
@@ -65,7 +112,12 @@ def run_guard(args):
         # one line whatever a name holds (the guard escapes the names it puts in a line)
         print("sandboxguard guard: %s" % one_line(text), file=sys.stderr, flush=True)
 
+    metrics = textfile.open_for(args, "guard")
+    watcher = None if metrics is None else _GuardMetrics(metrics, args.textfile_interval, args.dry_run)
+
     def emit(record):
+        if watcher is not None:
+            watcher.on_record(record)
         if args.json:
             output.json_line(record)  # text.for_result: valid UTF-8, names lossless
             return
@@ -74,6 +126,15 @@ def run_guard(args):
 
     roots, engine = guard_scope.sources(paths, args.hermes_home, args.sandbox_dir, args.root, args.docker_host,
                                         engine=not args.no_engine, providers=runner_options.providers(args))
+    guard = None
+    if watcher is not None:
+        derive = roots
+
+        def roots():  # called at start and at every rescan, from the guard's loop
+            found = derive()
+            if guard is not None and guard.fan_fd is not None:
+                watcher.beat(guard.stats)
+            return found
     guard = guardmod.Guard(roots, emit, log,
                            dry_run=args.dry_run, caps=not args.no_caps, setuid=not args.no_setid,
                            setgid=not args.no_setid, rescan_interval=args.rescan_interval, engine_source=engine)
@@ -81,6 +142,8 @@ def run_guard(args):
         guard.open()
     except fanotify.FanotifyUnavailable as exc:
         log("no real-time strip: %s; falling back: %s" % (exc.strerror or exc, guardmod.FALLBACK))
+        if watcher is not None and not args.probe:
+            watcher.failed("fanotify")
         return EXIT_FINDINGS
     if args.probe:
         tried, failures = guard.probe_roots()
@@ -101,6 +164,8 @@ def run_guard(args):
     try:
         guard.run(wake_fd=wake_r)
     finally:
+        if watcher is not None:
+            watcher.beat(guard.stats, force=True)
         guard.close()
         signal.set_wakeup_fd(-1)
         os.close(wake_r)

@@ -4,12 +4,13 @@
 import os
 import shlex
 import stat
+import threading
 
 from sandboxguard import docker_engine, owners
 from sandboxguard import sweep as sweepmod
 from sandboxguard._core.text import escape, one_line
 
-from .. import output, runner_options
+from .. import output, runner_options, textfile
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -61,6 +62,7 @@ def register(subparsers):
     sweep.add_argument("--dry-run", action="store_true",
                        help="report what would change; change nothing (exit 1 when something would)")
     sweep.add_argument("--json", action="store_true", help="print the JSON result and nothing else")
+    textfile.add_option(sweep, "sweep")
     sweep.set_defaults(func=run_sweep)
 
     watch = subparsers.add_parser(
@@ -69,6 +71,7 @@ def register(subparsers):
                     "Prints one JSON line per sweep. Runs until interrupted; exits 1 when the engine goes away "
                     "(run it under systemd with Restart=on-failure).")
     _scope_args(watch)
+    textfile.add_option(watch, "watch", long_running=True)
     watch.set_defaults(func=run_watch)
 
 
@@ -94,8 +97,13 @@ def _check(args):
 
 def run_sweep(args):
     _check(args)
+    metrics = textfile.open_for(args, "sweep")
     client = _connect(args)
     if client is None:
+        if metrics is not None:
+            metrics.state["errors"]["engine"] = 1
+            metrics.state["engines"] = {args.docker_host or "auto": 0}
+            _write(metrics, args.command)
         return EXIT_FINDINGS
     result = sweepmod.sweep(
         client, _homes(args), args.sandbox_dir, args.root, args.container or None, not args.running_only,
@@ -103,7 +111,38 @@ def run_sweep(args):
         chown=not args.no_chown, providers=runner_options.providers(args))
     result["covers"] = coverage(result)
     # a dry run that would change something leaves findings: exit 1, as scan and strip --dry-run
-    return output.emit(result, args.json, print_human, findings=bool(result["dry_run"] and result["changed"]))
+    code = output.emit(result, args.json, print_human, findings=bool(result["dry_run"] and result["changed"]))
+    if metrics is not None:
+        names = [e["name"] for e in result["engine"].get("engines") or [result["engine"]]]
+        _record_sweep(metrics, result, textfile.engines_answered(names, client))
+        if not _write(metrics, args.command):
+            code = EXIT_FINDINGS
+    return code
+
+
+def _record_sweep(metrics, result, engines=None):
+    """One sweep's findings, errors and engines into the textfile's state; a complete sweep
+    without errors or warnings is a success."""
+    state = metrics.state
+    state["findings"] = textfile.findings_of(result.get("counts") or {})
+    textfile.add_errors(state["errors"], result)
+    state["dry_run"] = bool(result.get("dry_run"))
+    if engines is not None:
+        state["engines"] = engines
+    ok = result.get("complete") and not result.get("errors") and not result.get("warnings") \
+        and not (result.get("counts") or {}).get("errors")
+    if ok:
+        metrics.succeeded()
+    return bool(ok)
+
+
+def _write(metrics, command):
+    """Write the textfile; False (and one line on stderr) when it could not be written."""
+    error = metrics.write()
+    if error:
+        output.error_line("sandboxguard %s" % command, error, flush=True)
+        return False
+    return True
 
 
 def coverage(result):
@@ -181,18 +220,83 @@ def _print_event(event):
         output.warning_line(warning, flush=True)
 
 
+class _WatchMetrics:
+    """The watcher's textfile: written at start, after each sweep, when it stops, and every
+    ``interval`` seconds from a thread of its own while the last sweep (if any) succeeded."""
+
+    def __init__(self, metrics, client, interval):
+        self.metrics, self.client, self.interval = metrics, client, interval
+        self.lock = threading.Lock()
+        self.healthy = True
+        self.stopped = threading.Event()
+
+    def on_event(self, event):
+        with self.lock:
+            state = self.metrics.state
+            if event.get("event") == "watching":
+                state["engines"] = textfile.engines_answered(event.get("engines") or (), self.client)
+                self.metrics.succeeded()
+            elif "report" in event:
+                self.healthy = _record_sweep(self.metrics, event["report"])
+            elif event.get("error"):  # a container the engine could not inspect
+                state["errors"]["engine"] += 1
+            _write(self.metrics, "watch")
+
+    def lost_engine(self):
+        with self.lock:
+            state = self.metrics.state
+            state["errors"]["engine"] += 1
+            state["engines"] = {name: 0 for name in state["engines"]} or {"auto": 0}
+            _write(self.metrics, "watch")
+
+    def beat(self):
+        while not self.stopped.wait(self.interval):
+            with self.lock:
+                if self.healthy:
+                    self.metrics.succeeded()
+                _write(self.metrics, "watch")
+
+    def start(self):
+        threading.Thread(target=self.beat, name="sandboxguard-textfile", daemon=True).start()
+
+    def stop(self):
+        self.stopped.set()
+        with self.lock:
+            _write(self.metrics, "watch")
+
+
 def run_watch(args):
     _check(args)
+    metrics = textfile.open_for(args, "watch")
     client = _connect(args)
     if client is None:
+        if metrics is not None:
+            metrics.state["errors"]["engine"] = 1
+            metrics.state["engines"] = {args.docker_host or "auto": 0}
+            _write(metrics, args.command)
         return EXIT_FINDINGS
+    emit, watcher = _print_event, None
+    if metrics is not None:
+        watcher = _WatchMetrics(metrics, client, args.textfile_interval)
+
+        def emit(event):
+            watcher.on_event(event)  # first: once a line is out, the textfile says it too
+            _print_event(event)
+        watcher.start()
     try:
         sweepmod.watch(client, _homes(args), args.sandbox_dir, args.root, method=args.method, image=args.image,
                        owner=_owner(args.owner), budget_per_step=args.budget_per_step, chown=not args.no_chown,
-                       emit=_print_event, providers=runner_options.providers(args))
+                       emit=emit, providers=runner_options.providers(args))
     except KeyboardInterrupt:
         return EXIT_OK
     except docker_engine.EngineError as exc:
         output.error_line("sandboxguard watch", str(exc))
+        if watcher is not None:
+            watcher.lost_engine()
         return EXIT_FINDINGS
+    finally:
+        if watcher is not None:
+            watcher.stop()
+    if watcher is not None:  # the engine closed the stream
+        watcher.lost_engine()
     return EXIT_FINDINGS  # the engine closed the stream: let systemd restart us
