@@ -28,7 +28,12 @@ engine: setup
 images: engine
 	@bash tools/build-images.sh
 
-demo: images
+# The demo needs neither the test images nor the test tools: Docker, busybox-static, libcap2-bin
+# and a .venv with ansible-core (tools/setup.sh --demo), an image made from the host's own
+# busybox and setcap in a second (tools/demo-image.sh). `make test` installs the rest itself.
+demo:
+	@bash tools/setup.sh --demo
+	@bash tools/docker-engine.sh
 	@bash tools/demo.sh
 
 test: images

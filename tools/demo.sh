@@ -7,17 +7,23 @@
 # 1. A root container writes into a bind mount of a Hermes-style sandbox directory: one
 #    run hardened (--cap-drop ALL, no-new-privileges, read-only root) still leaves a
 #    setuid-root binary on the host; one with Docker's default capabilities leaves a
-#    cap_net_raw+ep file as well.
+#    cap_net_raw=ep file as well (setcap, CAP_SETFCAP being among those defaults).
 # 2. `sandboxguard scan` finds them (exit 1).
 # 3. The remediation playbook (sandboxguard.boundary.remediate) strips them.
 # 4. `sandboxguard scan` comes back clean (exit 0); owners and contents are unchanged.
+#
+# Needs only what `tools/setup.sh --demo` installs (Docker, busybox-static, libcap2-bin, a
+# .venv with ansible-core) and an engine (tools/docker-engine.sh): the containers run from an
+# image made in a second from this host's busybox and setcap (tools/demo-image.sh), never
+# from the test images. SANDBOXGUARD_DEMO_IMAGE names another image with sh, cp, chmod,
+# mkdir, stat, id and setcap.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export PATH=$top/.venv/bin:$PATH
 export ANSIBLE_COLLECTIONS_PATH=$top/.cache/collections ANSIBLE_CONFIG=$top/ansible.cfg
-image=${SANDBOXGUARD_DEMO_IMAGE:-sandboxguard/debian:12}
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+image=${SANDBOXGUARD_DEMO_IMAGE:-$(bash tools/demo-image.sh)}
 
 demo=$top/.cache/demo
 workspace=$demo/hermes/sandboxes/docker/demo-task/workspace
@@ -32,12 +38,7 @@ docker run --rm --network none --cap-drop ALL --security-opt no-new-privileges -
 say "   ... and one with Docker's default capabilities (CAP_SETFCAP is among them) sets a file capability"
 docker run --rm --network none \
   --mount "type=bind,source=$workspace,target=/workspace" "$image" \
-  python3 -c '
-import os, shutil, struct
-shutil.copy("/bin/true", "/workspace/dist/netprobe")
-# vfs_cap_data revision 2, effective flag, permitted = cap_net_raw (13): what `setcap cap_net_raw=ep` writes
-os.setxattr("/workspace/dist/netprobe", "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0))
-print("  container: set cap_net_raw=ep on /workspace/dist/netprobe")'
+  sh -c 'cp /bin/true /workspace/dist/netprobe && setcap cap_net_raw=ep /workspace/dist/netprobe && echo "  container: setcap cap_net_raw=ep /workspace/dist/netprobe"'
 
 echo "  on the host:"
 ls -l "$workspace/dist" | sed 's/^/    /'
@@ -52,9 +53,11 @@ set -e
 echo "  exit code $rc (1 = findings)"
 [ "$rc" -eq 1 ] || { echo "demo: expected the scan to find the files (exit 1), got $rc" >&2; exit 1; }
 
-say "3. Remediate: ansible-playbook sandboxguard.boundary.remediate (the setid_strip module, caps too)"
+say "3. Remediate: ansible-playbook sandboxguard.boundary.remediate (ownership, setid and caps under the path given)"
+echo "  sandboxguard_paths names the workspace and sandboxguard_docker=never keeps the engine out of it: on a fleet"
+echo "  the default (auto) also asks every container engine for the sandboxes' bind mounts."
 ansible-playbook -i localhost, -c local -e ansible_python_interpreter=/usr/bin/python3 sandboxguard.boundary.remediate \
-  -e "{\"sandboxguard_paths\": [\"$workspace\"]}" --diff
+  -e "{\"sandboxguard_paths\": [\"$workspace\"], \"sandboxguard_docker\": \"never\"}" --diff
 
 say "4. Audit again"
 sandboxguard scan "$workspace"
@@ -65,4 +68,8 @@ if [ "$before" != "$after" ]; then
   echo "demo: owners or contents changed:" >&2; diff <(echo "$before") <(echo "$after") >&2; exit 1
 fi
 echo "  owners and contents unchanged (sha256 and owner compared before and after)"
-say "Done. Next: sandboxguard strip --help, ansible-doc sandboxguard.boundary.setid_strip"
+say "Done. Next, in any shell (these lines work as printed):"
+printf '  $ %s\n' \
+  ". $(printf '%q' "$top/.venv/bin/activate")" \
+  "sandboxguard strip --help" \
+  "ANSIBLE_COLLECTIONS_PATH=$(printf '%q' "$top/.cache/collections") ansible-doc sandboxguard.boundary.setid_strip"

@@ -6,13 +6,30 @@
 # pinned requirements, the library installed into it, and the collection made visible
 # to Ansible at .cache/collections/ansible_collections/sandboxguard/boundary.
 # Idempotent: each step is skipped when its stamp matches.
+#
+#   tools/setup.sh          everything `make test` needs (requirements/dev.txt, every package)
+#   tools/setup.sh --demo   only what `make demo` needs: the packages marked [demo] in
+#                           tools/apt-packages.txt and a .venv from requirements/demo.txt
+#                           (ansible-core alone); a .venv already made for the tests is a
+#                           superset and is kept
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 log() { printf '[setup] %s\n' "$*" >&2; }
+mode=full
+case "${1:-}" in
+  "") ;;
+  --demo) mode=demo ;;
+  *) log "unknown option '$1': tools/setup.sh [--demo]"; exit 2 ;;
+esac
 
-# 1. Debian packages (apt-get update once, only when something is missing).
-mapfile -t pkgs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' tools/apt-packages.txt)
+# 1. Debian packages (apt-get update once, only when something is missing). A line is a
+# package name, followed by [demo] when `make demo` needs it too.
+if [ "$mode" = demo ]; then
+  mapfile -t pkgs < <(sed -e 's/#.*//' -e '/\[demo\]/!d' -e 's/\[demo\]//' -e 's/[[:space:]]//g' tools/apt-packages.txt)
+else
+  mapfile -t pkgs < <(sed -e 's/#.*//' -e 's/\[demo\]//' -e 's/[[:space:]]//g' -e '/^$/d' tools/apt-packages.txt)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -28,16 +45,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# 2. The virtualenv, rebuilt when requirements change.
+# 2. The virtualenv, rebuilt when requirements change (the stamp is the sha256 of the
+# requirements files and the interpreter's version; demo.txt takes its pins from constraints.txt).
 python=${SANDBOXGUARD_PYTHON:-python3}
-req=requirements/dev.txt
 stamp=.venv/.sandboxguard-requirements
-want=$( { cat "$req"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)
-if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  log "creating .venv with $("$python" --version) from $req (takes a minute or two the first time)"
+stamp_of() { { cat "$@"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1; }
+req=requirements/dev.txt
+want=$(stamp_of "$req")
+have=$(cat "$stamp" 2>/dev/null || true)
+if [ "$mode" = demo ] && [ "$have" != "$want" ]; then
+  req=requirements/demo.txt  # the test venv (above) is a superset; otherwise ansible-core alone
+  want=$(stamp_of "$req" requirements/constraints.txt)
+fi
+if [ ! -x .venv/bin/python ] || [ "$have" != "$want" ]; then
+  log "creating .venv with $("$python" --version) from $req ($([ "$mode" = demo ] && echo "half a minute" || echo "a minute or two") the first time)"
   rm -rf .venv
   "$python" -m venv .venv
-  .venv/bin/pip install -q --upgrade pip
+  if [ "$mode" = full ]; then
+    .venv/bin/pip install -q --upgrade pip
+  fi
   .venv/bin/pip install -q -r "$req"
   echo "$want" > "$stamp"
 fi
