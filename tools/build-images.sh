@@ -11,9 +11,9 @@
 #   tools/build-images.sh debian-systemd:13     # just these (sandboxguard/ prefix optional)
 #
 # Default set: sandboxguard/debian:12 and sandboxguard/debian:13, plus every
-# sandboxguard/<flavour>:<version> image named in molecule/*/molecule.yml, tests/ or
-# tools/demo.sh (so a scenario that needs the systemd image gets it by naming it), plus
-# SANDBOXGUARD_IMAGES (space- or comma-separated).
+# sandboxguard/<flavour>:<version> image named in molecule/*/molecule.yml or tests/ (so a
+# scenario that needs the systemd image gets it by naming it), plus SANDBOXGUARD_IMAGES
+# (space- or comma-separated). `make demo` needs none of them (tools/demo-image.sh).
 #
 # Recipe = images/<flavour>.recipe + images/build-image.sh (the build steps) + the Debian
 # suite; this script only chooses and schedules, so editing it rebuilds nothing. Versions:
@@ -67,7 +67,7 @@ else
   # Images named by scenarios and tests; a name without a recipe is someone else's string.
   while read -r ref; do
     if [ -f "images/$(r=${ref#sandboxguard/}; echo "${r%%:*}").recipe" ]; then requested+=("$ref"); fi
-  done < <(grep -rhoE 'sandboxguard/[a-z][a-z0-9-]*:[0-9]+' molecule/*/molecule.yml tests tools/demo.sh 2>/dev/null | sort -u)
+  done < <(grep -rhoE 'sandboxguard/[a-z][a-z0-9-]*:[0-9]+' molecule/*/molecule.yml tests 2>/dev/null | sort -u)
   extra=${SANDBOXGUARD_IMAGES:-}
   for ref in ${extra//,/ }; do requested+=("$ref"); done
 fi
