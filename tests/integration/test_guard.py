@@ -474,7 +474,7 @@ def test_cli_prints_one_json_object_per_fixed_file_and_exits_0_on_sigterm(sandbo
 
 
 def test_cli_textfile_counts_what_it_fixed_and_stays_fresh_while_it_guards(sandbox, tmp_path):
-    from promtext import parse, series
+    parse, series = promtext().parse, promtext().series
 
     textdir = tmp_path / "node-exporter"
     textdir.mkdir()
@@ -683,3 +683,14 @@ def test_cli_lines_and_logs_stay_one_line_per_thing_whatever_the_names(tmp_path)
     assert sorted(os.fsencode(r["path"]) for r in from_result(records)) == sorted(
         os.path.join(root2, n) for n in GUARD_NAMES)
     assert [r for r in records if "path_b64" in r]
+
+
+def promtext():
+    """tests/unit/promtext.py: the strict parser of node_exporter's text format."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "promtext.py")
+    spec = importlib.util.spec_from_file_location("promtext", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

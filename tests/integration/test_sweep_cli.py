@@ -202,7 +202,7 @@ def test_sweep_says_what_it_covers_and_names_the_scan_that_finds_the_rest(home, 
 
 
 def _metrics(path):
-    from promtext import parse, series
+    parse, series = promtext().parse, promtext().series
 
     families = parse(path.read_text())
     return {name: {tuple(sorted(k)): v for k, v in series(families, name).items()} for name in families}
@@ -296,3 +296,14 @@ def test_watcher_textfile_is_written_at_start_and_after_each_sweep(client, home,
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)
+
+
+def promtext():
+    """tests/unit/promtext.py: the strict parser of node_exporter's text format."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "promtext.py")
+    spec = importlib.util.spec_from_file_location("promtext", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
