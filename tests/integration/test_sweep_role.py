@@ -96,6 +96,7 @@ def host(tmp_path, client):
         "sandbox_sweep_python": sys.executable,
         "sandbox_sweep_install_dir": str(tmp_path / "lib"),
         "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard"),
+        "sandbox_sweep_share_dir": str(tmp_path / "share"),
     }
     (tmp_path / "bin").mkdir()
     yield {"home": home, "ws": ws, "vars": variables, "cli": str(tmp_path / "bin" / "sandboxguard"),
@@ -117,10 +118,12 @@ def installed(tmp_path_factory):
                  "sandbox_sweep_guard": False, "sandbox_sweep_nosuid_mount": False,
                  "sandbox_sweep_docker_sdk": "none", "sandbox_sweep_python": sys.executable,
                  "sandbox_sweep_install_dir": str(tmp_path / "lib"),
-                 "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard")}
+                 "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard"),
+                 "sandbox_sweep_share_dir": str(tmp_path / "share")}
     rc, _stats, out = run_role(tmp_path, variables)
     assert rc == 0, out
-    return {"home": home, "cli": variables["sandbox_sweep_cli_path"], "lib": tmp_path / "lib"}
+    return {"home": home, "cli": variables["sandbox_sweep_cli_path"], "lib": tmp_path / "lib",
+            "share": tmp_path / "share"}
 
 
 def py_tree(top):
@@ -146,6 +149,14 @@ def test_the_role_installs_the_whole_library_and_cli_tree_packages_included(inst
     have = py_tree(str(installed["lib"]))
     assert sorted(have) == sorted(want)
     assert [name for name in want if have[name] != want[name]] == []
+
+
+def test_the_role_installs_the_man_page_and_completions_the_tool_generated(installed):
+    for rel in ("man/man1/sandboxguard.1", "bash-completion/completions/sandboxguard",
+                "zsh/site-functions/_sandboxguard"):
+        with open(os.path.join(TOP, "python", "share", rel), "rb") as handle:
+            assert (installed["share"] / rel).read_bytes() == handle.read(), rel
+        assert stat.S_IMODE(os.lstat(installed["share"] / rel).st_mode) == 0o644
 
 
 def assert_swept(path):
