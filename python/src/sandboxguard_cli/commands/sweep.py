@@ -7,6 +7,7 @@ import stat
 import threading
 
 from sandboxguard import docker_engine, owners
+from sandboxguard import report as envelope
 from sandboxguard import sweep as sweepmod
 from sandboxguard._core.text import escape, one_line
 
@@ -83,10 +84,16 @@ def _homes(args):
 
 
 def _connect(args):
+    """The engines to ask, or None after saying on stderr (and, for sweep --json, in an
+    envelope on stdout: --json always prints one) that none answered."""
     try:
         return docker_engine.connect_engines(args.docker_host)
     except docker_engine.EngineError as exc:
         output.error_line("sandboxguard %s" % args.command, str(exc))
+        if getattr(args, "json", False):
+            report = envelope.new_report([], complete=False, dry_run=bool(args.dry_run), counts={"errors": 1},
+                                         errors=[envelope.error_entry(args.docker_host or "auto", "engine", str(exc))])
+            output.emit(report, True, None)
         return None
 
 
