@@ -113,7 +113,7 @@ def run_guard(args):
         print("sandboxguard guard: %s" % one_line(text), file=sys.stderr, flush=True)
 
     metrics = textfile.open_for(args, "guard")
-    watcher = None if metrics is None else _GuardMetrics(metrics, args.textfile_interval, args.dry_run)
+    watcher = None if metrics is None else _GuardMetrics(metrics, args.textfile_interval, dry_run=args.dry_run)
 
     def emit(record):
         if watcher is not None:
