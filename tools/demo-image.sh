@@ -26,7 +26,10 @@ for need in "$busybox" "$setcap"; do
     exit 1
   fi
 done
-if ! "$busybox" --list 2>/dev/null | grep -qx sh || ldd "$busybox" >/dev/null 2>&1; then
+# The applet list whole, then searched: `busybox --list | grep -q` under pipefail fails when
+# grep stops reading early and busybox dies of SIGPIPE.
+applets=$("$busybox" --list 2>/dev/null || true)
+if ! grep -qx sh <<<"$applets" || ldd "$busybox" >/dev/null 2>&1; then
   log "$busybox is not a static busybox with sh (Debian's busybox-static provides one): apt-get install busybox-static"
   exit 1
 fi
