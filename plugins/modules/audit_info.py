@@ -238,7 +238,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.audit_module import (
     SCOPE_ARGUMENT_SPEC,
-    scope_kwargs,
+    host_inputs,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
     exit_result,
@@ -268,10 +268,10 @@ def main():
     if unknown:
         fail(module, "checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
     with input_errors_fail(module):
-        record = audit.audit_host(
-            checks=checks, max_listed=p["max_listed"], bwrap_min_version=as_value(p["bwrap_min_version"]),
-            bwrap_checks=as_list(p["bwrap_checks"]), bwrap_timeout=p["bwrap_timeout"],
-            skip_reason="not selected (checks or tags)", **scope_kwargs(p))
+        request, settings = host_inputs(p, max_listed=p["max_listed"],
+                                        bwrap_min_version=as_value(p["bwrap_min_version"]),
+                                        bwrap_checks=as_list(p["bwrap_checks"]), bwrap_timeout=p["bwrap_timeout"])
+        record = audit.audit_host(checks, request, settings, skip_reason="not selected (checks or tags)")
     exit_result(module, changed=False, record=record, status=record["status"])
 
 

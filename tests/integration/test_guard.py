@@ -16,6 +16,7 @@ import pytest
 from sandboxguard import caps as capsmod
 from sandboxguard._guard import fanotify
 from sandboxguard._guard import guard as guardmod
+from sandboxguard._guard import guard_scope
 
 pytestmark = pytest.mark.root
 
@@ -61,10 +62,15 @@ class Running:
         self.records, self.logs = [], []
         self.roots = [(os.fspath(r), "test") for r in roots]
         self.marker_dir = os.fspath(marker_dir or os.path.dirname(self.roots[0][0]))
-        self.guard = guardmod.Guard(lambda: (list(self.roots), []), self.records.append, self.logs.append,
-                                    **kwargs)
+        self.guard = guardmod.Guard(self.source, self.records.append, self.logs.append, **kwargs)
         self.guard.start()
         assert self.guard.wait_jobs(WAIT_S), "the start sweep did not finish"
+
+    def source(self):
+        """What guard_scope.roots_source gives the guard: the roots (the test's, as operator
+        roots) proven by the scope and held, its refusals, the absent ones."""
+        held, refused, absent = guard_scope.roots_source((), None, [path for path, _source in self.roots])()
+        return [(opened, "test") for opened, _source in held], refused, absent
 
     def until(self, condition, timeout=WAIT_S):
         """Poll the guard until ``condition()`` holds (True) or WAIT_S pass (False): for what

@@ -7,7 +7,16 @@ import subprocess
 import pytest
 from sandboxguard._fleet import audit
 
-NO_ENGINE = {"answered": False, "reason": "no engine here", "targets": [], "error": False}
+NEVER = {"docker": "never"}  # the privileged check with no engine asked: host-derived roots only
+
+
+@pytest.fixture
+def no_engine_here(monkeypatch):
+    """No engine socket on this host, whatever the machine runs (auto mode then asks none)."""
+    from sandboxguard import docker_engine
+
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(docker_engine, "engine_urls", lambda *args, **kwargs: [])
 
 
 @pytest.fixture
@@ -24,7 +33,7 @@ def hermes(tmp_path):
 
 
 def test_setuid_file_in_a_hermes_sandbox_is_a_finding_naming_its_path(hermes):
-    result = audit.check_privileged_files(hermes_homes=[str(hermes)], engine=NO_ENGINE)
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], **NEVER)
     assert result["status"] == "findings"
     assert [f["path"] for f in result["findings"]] == [str(hermes / "sandboxes/docker/t1/workspace/sh")]
     assert result["findings"][0]["mode"] == "04755" and result["findings"][0]["reasons"] == ["setuid"]
@@ -36,7 +45,7 @@ def test_file_capabilities_are_findings(hermes):
     target = hermes / "sandboxes/docker/t1/workspace/plain"
     if subprocess.run(["setcap", "cap_net_raw=ep", str(target)], check=False).returncode:
         pytest.skip("setcap is not available")
-    result = audit.check_privileged_files(paths=[str(hermes)], engine=NO_ENGINE)
+    result = audit.check_privileged_files(paths=[str(hermes)], **NEVER)
     caps = [f for f in result["findings"] if f["caps"]]
     assert caps and caps[0]["path"] == str(target) and caps[0]["reasons"] == ["caps"]
 
@@ -44,47 +53,47 @@ def test_file_capabilities_are_findings(hermes):
 def test_missing_paths_are_absent_for_this_host_and_the_rest_is_still_audited(hermes, tmp_path):
     missing = str(tmp_path / "not-here")
     result = audit.check_privileged_files(paths=[missing], hermes_homes=[str(hermes), str(tmp_path / "gone")],
-                                          engine=NO_ENGINE)
+                                          **NEVER)
     assert result["status"] == "findings"
     assert missing in result["absent"] and str(tmp_path / "gone/sandboxes/docker") in result["absent"]
     assert not result["errors"]
 
 
 def test_only_missing_paths_is_clean_with_the_reason(tmp_path):
-    result = audit.check_privileged_files(paths=[str(tmp_path / "nope")], engine=NO_ENGINE)
+    result = audit.check_privileged_files(paths=[str(tmp_path / "nope")], **NEVER)
     assert result["status"] == "clean" and result["absent"] == [str(tmp_path / "nope")]
     assert "exist" in result["reason"]
 
 
 def test_a_refused_root_is_an_error_naming_it_never_clean(tmp_path):
-    result = audit.check_privileged_files(paths=["/usr"], engine=NO_ENGINE)
+    result = audit.check_privileged_files(paths=["/usr"], **NEVER)
     assert result["status"] == "error"
     assert result["errors"][0]["path"] == "/usr" and "system" in result["reason"]
 
 
 def test_an_engine_asked_for_that_does_not_answer_is_an_error(hermes):
-    engine = dict(NO_ENGINE, error=True, reason="cannot reach the Docker engine at tcp://127.0.0.1:1")
-    result = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="always", engine=engine)
+    closed = "tcp://127.0.0.1:1"  # nothing listens there: the connection is refused at once
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="always", docker_host=closed)
     assert any(e["op"] == "engine" for e in result["errors"])
     clean_home = hermes.parent / "empty-home"
     clean_home.mkdir()
-    result = audit.check_privileged_files(hermes_homes=[str(clean_home)], docker="always", engine=engine)
+    result = audit.check_privileged_files(hermes_homes=[str(clean_home)], docker="always", docker_host=closed)
     assert result["status"] == "error" and "127.0.0.1:1" in result["reason"]
 
 
-def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes):
-    result = audit.check_privileged_files(hermes_homes=[str(hermes)], engine=NO_ENGINE)
-    assert result["engine"]["answered"] is False and "no engine here" in result["warnings"][0]
+def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes, no_engine_here):
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)])
+    assert result["engine"]["answered"] is False and "no container engine here" in result["warnings"][0]
 
 
 def test_nothing_to_look_under_is_skipped_not_clean():
-    result = audit.check_privileged_files(engine=NO_ENGINE)
+    result = audit.check_privileged_files(**NEVER)
     assert result["status"] == "skipped" and result["reason"]
 
 
 def test_nested_roots_are_walked_once(hermes):
     result = audit.check_privileged_files(paths=[str(hermes), str(hermes / "sandboxes/docker/t1")],
-                                          hermes_homes=[str(hermes)], engine=NO_ENGINE)
+                                          hermes_homes=[str(hermes)], **NEVER)
     assert result["roots"] == [str(hermes)]
     assert len(result["findings"]) == 1
 
@@ -93,7 +102,7 @@ def test_walk_budget_cut_short_without_findings_is_an_error(tmp_path):
     tree = tmp_path / "big"
     for i in range(200):
         (tree / str(i)).mkdir(parents=True)
-    result = audit.check_privileged_files(paths=[str(tree)], budget=1e-9, engine=NO_ENGINE)
+    result = audit.check_privileged_files(paths=[str(tree)], budget=1e-9, **NEVER)
     assert result["status"] == "error" and "budget" in result["reason"]
 
 
@@ -318,18 +327,15 @@ def test_bwrap_without_an_agent_user_never_imports_the_probe(monkeypatch):
     assert "sandboxguard.bwrap" not in sys.modules
 
 
-def test_no_engine_socket_answers_without_importing_the_docker_sdk(monkeypatch):
+def test_no_engine_socket_answers_without_importing_the_docker_sdk(hermes, no_engine_here, monkeypatch):
     import sys
 
-    monkeypatch.delenv("DOCKER_HOST", raising=False)
-    monkeypatch.setattr(audit, "DEFAULT_ENGINE_SOCKET", "/nonexistent/sg-docker.sock")
-    monkeypatch.setattr(audit, "PODMAN_ENGINE_SOCKET", "/nonexistent/sg-podman.sock")
-    monkeypatch.setattr(audit.defaults, "ROOTLESS_PODMAN_SOCKETS", "/nonexistent/sg-rootless/*.sock")
-    monkeypatch.delitem(sys.modules, "sandboxguard.docker_engine", raising=False)
-    auto = audit.engine_targets("auto")
-    assert (auto["answered"], auto["error"]) == (False, False) and "/nonexistent/sg-docker.sock" in auto["reason"]
-    assert "sandboxguard.docker_engine" not in sys.modules
-    assert audit.engine_targets("always")["error"] is True
+    monkeypatch.delitem(sys.modules, "docker", raising=False)
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)])
+    assert result["engine"]["answered"] is False and "no container engine here" in result["engine"]["reason"]
+    assert "docker" not in sys.modules
+    always = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="always")
+    assert any(e["op"] == "engine" for e in always["errors"])
 
 
 def test_the_audit_module_side_imports_no_report_writer():

@@ -103,7 +103,7 @@ def open_root(path, allow_file=False, mounts=None):
     """
     walked = safefs.walk_path(path, allow_file=allow_file, refused=RootRefused, missing_error=_root_missing)
     try:
-        _refuse_system(os.fsdecode(path), walked.path, walked.fd, walked.st, mounts)
+        refuse_system(os.fsdecode(path), walked.path, walked.fd, walked.st, mounts)
     except BaseException:
         walked.close()
         raise
@@ -123,7 +123,11 @@ def system_identities():
     return found
 
 
-def _refuse_system(text, proven, dir_fd, st, mounts):
+def refuse_system(text, proven, dir_fd, st, mounts=None):
+    """Raise RootRefused when the proven root (its path, its directory's descriptor and
+    fstat) is a system path: by the path (refusal_reason), by identity (st_dev, st_ino: a
+    system directory under another name) and by mount source (mountinfo: a bind mount of a
+    system directory). ``mounts``: read_mountinfo() output to reuse. Touches the system."""
     reason = refusal_reason(proven)
     if reason:
         raise RootRefused(text, reason)

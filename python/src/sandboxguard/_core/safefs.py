@@ -156,9 +156,9 @@ def walk_path(path, follow_trusted_links=False, missing=MISSING_RAISE, mode=0o70
       ``mode``, owned by the caller: make_dir_at).
     - ``allow_file``: the last component may be a regular file (not when the spelling demands
       a directory: a trailing ``/``, ``/.`` or ``/..``).
-    - ``owners``: a dict filled with {proven directory: uid}, as the walk goes (a refusal
-      keeps what it proved).
-    - ``held``: a dict {proven directory: (fd, uid, trusted)} this walk reuses and adds to;
+    - ``owners``: a dict filled with {proven directory: (uid, gid)}, as the walk goes (a
+      refusal keeps what it proved).
+    - ``held``: a dict {proven directory: (fd, (uid, gid), trusted)} this walk reuses and adds to;
       the caller closes those (the roots of one scope share their common directories).
     - ``hold``: False proves only (``fd`` None).
 
@@ -250,7 +250,7 @@ class _Walk:
             fd, _created = make_dir_at(self.chain.fd, name, self.mode, path_for_errors=shown)
             st = os.fstat(fd)
             self.chain.push(name, fd, self.chain.trusted and trusted_dir(st, self.euid))
-            self.seen[shown] = st.st_uid
+            self.seen[shown] = (st.st_uid, st.st_gid)
         else:
             raise self.missing_error(self.text, shown, last)
 
@@ -271,9 +271,9 @@ def _step_into(chain, dir_fd, name, shown, euid, held, seen):
     O_PATH|O_NOFOLLOW|O_DIRECTORY, or the one ``held`` has for ``shown``. Raises OSError."""
     parent_trusted = chain.trusted if chain.entries else True
     if held is not None and shown in held:
-        fd, uid, trusted = held[shown]
+        fd, ids, trusted = held[shown]
         chain.push(name, fd, trusted, own=False)
-        seen[shown] = uid
+        seen[shown] = ids
         return
     fd = os.open(name, STEP_FLAGS, dir_fd=dir_fd)
     try:
@@ -282,9 +282,9 @@ def _step_into(chain, dir_fd, name, shown, euid, held, seen):
         os.close(fd)
         raise
     trusted = parent_trusted and trusted_dir(st, euid)
-    seen[shown] = st.st_uid
+    seen[shown] = (st.st_uid, st.st_gid)
     if held is not None:
-        held[shown] = (fd, st.st_uid, trusted)
+        held[shown] = (fd, (st.st_uid, st.st_gid), trusted)
         chain.push(name, fd, trusted, own=False)
     else:
         chain.push(name, fd, trusted)

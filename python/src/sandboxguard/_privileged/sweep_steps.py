@@ -13,6 +13,7 @@ from .. import report as envelope
 from .. import strip as stripmod
 from .._core.text import escape
 from .._walk import fileops
+from ..roots import OpenRoot
 from . import staging
 
 STEPS = ("chown", "setid", "caps")
@@ -155,7 +156,9 @@ def _returns_ownership(owner, chown_from):
 
 def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=stripmod.DEFAULT_MAX_LISTED,
                  steps=STEPS):
-    """The three steps on the host, each its own walk with its own budget.
+    """The three steps on the host, each its own walk with its own budget, every walk from
+    the descriptor ``target`` holds (a roots.OpenRoot the scope proved: scope.Target.held;
+    the caller closes it). A path is still accepted (proven once, by strip.run, per step).
 
     Three walks, not the one walk strip.run could do with all three actions: each step
     gets its own budget (INTERFACES.md, ``budget_per_step``), so a tree that exhausts the
@@ -164,6 +167,7 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
     let a huge tree starve the later steps. The cost is re-reading the directories twice,
     which the page cache makes cheap next to the per-file syscalls.
     """
+    shown = target.path if isinstance(target, OpenRoot) else target
     results = []
     for name in steps:
         result = _step_result(name, budget)
@@ -173,12 +177,15 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
             results.append(result)
             continue
         ownership = {"chown_to": owner, "chown_from": chown_from} if name == "chown" else {}
+        options = dict(actions=STEP_ACTIONS[name], dry_run=dry_run, budget=budget, max_listed=max_listed, **ownership)
         try:
-            report = stripmod.run([target], actions=STEP_ACTIONS[name], dry_run=dry_run, budget=budget,
-                                  max_listed=max_listed, **ownership)
+            if isinstance(target, OpenRoot):
+                report = stripmod.run_opened([target], **options)
+            else:
+                report = stripmod.run([target], **options)
         except Exception as exc:  # a refused root, a vanished target: reported, the next step still runs
             result["ran"] = False
-            _step_failed(result, target, envelope.error_text(exc))
+            _step_failed(result, shown, envelope.error_text(exc))
             results.append(result)
             continue
         result.update(report=report, complete=report["complete"], changed=report["changed"],
@@ -200,8 +207,9 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
                     run=docker_engine.run_disposable, stage=None):
     """The three steps in disposable hardened containers (see docker_engine.run_disposable).
 
-    The containers mount a root-owned staging bind of the proven ``target``
-    (``stage(target)``, a context manager yielding the path the engine gets: staging.staged),
+    The containers mount a root-owned staging bind of the proven ``target`` (a roots.OpenRoot
+    the scope holds, or a path) (``stage(target)``, a context manager yielding the path the
+    engine gets: staging.staged),
     never ``target``'s own path, which the engine would resolve through whatever the agent
     swapped in. Each step's ``report`` is the same envelope as method native's, its
     ``files`` the same dicts; find prints only paths, so modes, owners and caps are None and
@@ -209,21 +217,22 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
     second walk).
     """
     stage = stage or staging.staged
+    shown = target.path if isinstance(target, OpenRoot) else target
     results = None
     try:
         with stage(target) as (source, st):
-            results = _container_steps(client, target, source, st.st_ino, owner, chown_from, budget, image, dry_run,
+            results = _container_steps(client, shown, source, st.st_ino, owner, chown_from, budget, image, dry_run,
                                        steps, run)
     except ValueError as exc:  # RootRefused, StagingError: no step ran, or the staging was not undone
-        text = "could not hand %s to the strip container: %s" % (target, envelope.error_text(exc))
+        text = "could not hand %s to the strip container: %s" % (shown, envelope.error_text(exc))
         if results:
-            _step_failed(results[-1], target, text)
+            _step_failed(results[-1], shown, text)
             return results
         results = []
         for name in steps:
             result = _step_result(name, budget)
             result["ran"] = False
-            _step_failed(result, target, text)
+            _step_failed(result, shown, text)
             results.append(result)
     return results
 
