@@ -158,6 +158,19 @@ def test_created_setuid_file_is_stripped(guard, sandbox):
     assert record["latency_ms"] is not None and record["latency_ms"] >= 0
 
 
+def test_a_device_node_made_in_a_guarded_root_is_made_root_owned_mode_0000(guard, sandbox):
+    """issue 25 item 4: a block node a root container mknods 0666 in its bind mount is made
+    harmless within milliseconds, never given away (owner root, mode 0000)."""
+    path = sandbox / "task" / "workspace" / "sda"
+    os.mknod(path, 0o666 | stat.S_IFBLK, os.makedev(8, 0))
+    os.chown(path, 1000, 1000)
+    assert guard.until(lambda: mode_of(path) == 0), guard.logs
+    st = os.lstat(path)
+    assert (st.st_uid, st.st_gid) == (0, 0) and stat.S_ISBLK(st.st_mode)
+    record = next(r for r in guard.records if r["path"] == os.fspath(path))
+    assert record["actions"] == ["device"] and record["via"] == "event"
+
+
 def test_chmod_of_an_existing_file_to_setgid_is_stripped(guard, sandbox):
     path = make_file(sandbox / "task" / "workspace" / "tool", 0o750)
     settle(guard)  # its creation is handled: only the chmod's event can make it fixed

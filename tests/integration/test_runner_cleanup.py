@@ -243,6 +243,22 @@ def test_a_job_that_chowns_the_work_folder_itself_is_refused_until_the_operator_
     assert world.what_changed() == []
 
 
+def test_a_device_node_a_job_made_is_made_root_owned_0000_and_never_given_to_the_runner_user(world, job):
+    """issue 25 item 4: Docker keeps CAP_MKNOD; a root step mknods a disk's node 0666 in /__w.
+    Before, the walk skipped it (complete, exit 0) and the runner user opened a root-only host
+    device through it."""
+    run_step(job["container"], "mknod /__w/sda b 8 0 && chmod 666 /__w/sda && mknod dist/null c 1 3", world)
+    done = run_hook(world, job["runner"])
+    assert done.returncode == 0, done.stderr
+    assert "2 device nodes made root 0000" in done.stdout, done.stdout
+    for node in (job["work"] + "/sda", job["dist"] + "/null"):
+        st = os.lstat(node)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0), node
+    opened = world.as_user(["/usr/bin/python3", "-c", "import sys; open(sys.argv[1], 'rb')", job["work"] + "/sda"])
+    assert opened.returncode != 0 and b"Permission denied" in opened.stderr
+    assert world.as_user(["rm", "-f", job["work"] + "/sda"]).returncode == 0  # still the runner user's to remove
+
+
 def test_a_second_run_finds_nothing_and_a_dry_run_changes_nothing(world, job):
     before = privileged_left(job["work"], (world.uid, world.gid))
     dry = subprocess.run([*_cli(), job["runner"], "--dry-run", "--json"], capture_output=True, text=True)

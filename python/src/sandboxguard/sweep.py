@@ -240,8 +240,9 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
         else:
             info, targets = info_of(scope, getattr(client, "warnings", ())), list(scope.targets)
         client = scope.client if scope.client is not None else client
-        return _sweep_all(client, scope, info, targets, method, image, owner, budget_per_step, engine, started,
-                          dry_run, chown)
+        options = dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, dry_run=dry_run,
+                       chown=chown, engine=engine)
+        return _sweep_all(client, scope, info, targets, options, started)
     finally:
         if own:
             scope.close()
@@ -261,8 +262,11 @@ def _targets_of_info(found, info):
     return targets
 
 
-def _sweep_all(client, found, info, targets, method, image, owner, budget_per_step, engine, started, dry_run=False,
-               chown=True):
+def _sweep_all(client, found, info, targets, options, started):
+    """Sweep ``targets`` (scope.Target, held) of the scope ``found``; ``options``: method,
+    image, owner, budget_per_step, dry_run, chown and engine (sweep()'s keywords)."""
+    method, image, owner, engine = options["method"], options["image"], options["owner"], options["engine"]
+    budget_per_step, dry_run, chown = options["budget_per_step"], options.get("dry_run", False), options["chown"]
     facts = info["engine"]
     result = envelope.new_report(
         info["roots"], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts, targets=info["targets"],
@@ -471,7 +475,7 @@ def _on_event(context, name, member, event, known):
             if not targets:
                 return
             info = _info(facts, fresh.root_dicts(), fresh["refused"], containers, [t.as_dict() for t in targets])
-            result = _sweep_all(client, fresh, info, targets, started=time.monotonic(), engine=engine, **options)
+            result = _sweep_all(client, fresh, info, targets, dict(options, engine=engine), time.monotonic())
         finally:
             for target in targets:
                 if target.held is not None:

@@ -525,8 +525,8 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
         extra += [p for p in old_persistence(unit_dir, fstab) if p not in extra]
     with scope.derive(scope.Request(hermes_homes, sandbox_dir, extra, providers=providers)) as found:
         handled, candidates = _each_root(found, state, dry_run, result)
-    _finish(result, state, persist, handled, candidates, unit_dir, fstab, program, paths_file, python, dry_run, run,
-            systemd_running)
+    where = (unit_dir, fstab, program, paths_file, python)
+    _finish(result, state, persist, handled, candidates, where, dry_run, run, systemd_running)
     return result
 
 
@@ -552,9 +552,10 @@ def _each_root(found, state, dry_run, result):
     return handled, candidates
 
 
-def _finish(result, state, persist, handled, candidates, unit_dir, fstab, program, paths_file, python, dry_run, run,
-            systemd_running):
-    """The persistence of what was handled, the daemon-reload, the counts."""
+def _finish(result, state, persist, handled, candidates, where, dry_run, run, systemd_running):
+    """The persistence of what was handled (``where``: unit_dir, fstab, program, paths_file,
+    python), the daemon-reload, the counts."""
+    unit_dir, fstab, program, paths_file, python = where
     files = _plan_persistence(result, state, persist, handled if state == "mounted" else [], candidates, unit_dir,
                               fstab, program, paths_file, python)
     reload_needed = False
