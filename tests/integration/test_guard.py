@@ -14,9 +14,8 @@ import time
 
 import pytest
 from sandboxguard import caps as capsmod
-from sandboxguard._guard import fanotify
+from sandboxguard._guard import fanotify, guard_scope
 from sandboxguard._guard import guard as guardmod
-from sandboxguard._guard import guard_scope
 
 pytestmark = pytest.mark.root
 
