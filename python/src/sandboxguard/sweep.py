@@ -258,7 +258,7 @@ def _targets_of_info(found, info):
         if root is None:
             continue  # not a root of this host's scope: never swept on a result's word
         targets.append(_targets.Target(target["realpath"], root, target.get("containers", ()),
-                                        target.get("engines", ()), held, reason))
+                                       target.get("engines", ()), held, reason))
     return targets
 
 

@@ -223,8 +223,8 @@ class _Walk:
         """A component that is no directory to open: a file, something missing, or a symlink."""
         last = not self.pending
         st = lstat_at(self.chain.fd, name) if failure.errno != errno.EACCES else None
-        if failure.errno == errno.EACCES or (st is not None and not stat.S_ISLNK(st.st_mode)
-                                             and not stat.S_ISDIR(st.st_mode)):
+        other = st is not None and not stat.S_ISLNK(st.st_mode) and not stat.S_ISDIR(st.st_mode)
+        if failure.errno == errno.EACCES or other:
             self._not_a_directory(name, shown, st, last, failure)
         elif st is None or stat.S_ISDIR(st.st_mode):  # gone (or back) since the open: missing
             self._missing(name, shown, last)
@@ -416,5 +416,3 @@ def open_parent(path, create=False, mode=0o700):
     if name in ("", ".", ".."):
         raise PathRefused(text, "names a directory, not a file in one")
     return open_dir(head or "/", create=create, mode=mode), name
-
-

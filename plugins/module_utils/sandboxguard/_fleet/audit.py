@@ -78,8 +78,8 @@ def scope_request(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DO
                   github_runners=(), gitlab_config=None, providers=(), task_dirs=False):
     """The scope.Request of the audit's (and remediate's) scope options (pure)."""
     return _scopemod.Request(hermes_homes, sandbox_dir, paths, github_runners, gitlab_config, docker=docker,
-                         docker_host=docker_host, providers=providers, task_dirs=task_dirs,
-                         engine_timeout=DEFAULT_ENGINE_TIMEOUT_S)
+                             docker_host=docker_host, providers=providers, task_dirs=task_dirs,
+                             engine_timeout=DEFAULT_ENGINE_TIMEOUT_S)
 
 
 def _finding_of(entry):
