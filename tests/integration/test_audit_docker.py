@@ -96,7 +96,7 @@ def task_hosts(out, name):
 def test_audit_remediate_audit_over_docker_hosts_and_the_engine(fleet):
     reports = fleet["tmp"] / "reports"
     audit_vars = {"sandboxguard_report_dir": str(reports), "sandboxguard_budget": "",
-                  "sandboxguard_fail_on_findings": "true"}
+                  "sandboxguard_fail_on_findings": "true", "sandboxguard_checks": "privileged_files,leaks"}
     rc, _out = playbook(fleet, "audit", audit_vars)
     assert rc != 0
     with open(reports / "boundary-audit.json") as f:

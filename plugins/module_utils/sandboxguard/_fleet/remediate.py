@@ -266,7 +266,7 @@ def _leaks_fix(users, tmp_patterns, min_age, tmp_dir, spool_dir, hermes_homes, s
 
     check = audit.check_leaks(users, tmp_patterns, min_age, tmp_dir, spool_dir, hermes_homes, sandbox_dir,
                               agent_user)
-    if check["status"] == audit_record.SKIPPED:
+    if check["status"] in (audit_record.SKIPPED, audit_record.NOT_CHECKED):
         return _skipped("leaks", dry_run, check["reason"])
     found = check["findings"]
     quarantine_dir = quarantine_dir or leaks_remove.DEFAULT_QUARANTINE
