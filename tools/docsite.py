@@ -44,7 +44,7 @@ SITE_CONFIG = os.path.join(TOP, "tools", "docsite")
 DEFAULT_DEST = os.path.join(TOP, "build", "docs")
 LABEL_PREFIX = "ansible_collections.%s.docsite." % FQCN
 # Guides for the people who change sandboxguard rather than use it; every other docs/*.md is a user guide.
-DEVELOPER_GUIDES = ("architecture", "testing", "releasing")
+DEVELOPER_GUIDES = ("architecture", "contributing", "testing", "releasing")
 ANSIBLE_DOCS = "https://docs.ansible.com/projects/ansible/devel/"
 # Labels of the Ansible docs site the generated pages refer to: label -> (page#anchor, title).
 ANSIBLE_DOCS_LABELS = {
