@@ -424,3 +424,11 @@ def test_a_check_added_later_appears_in_every_report_with_no_change_to_the_write
     root = ET.fromstring(ar.to_junit(report).encode())  # noqa: S314
     assert root.find("testsuite/testcase[@name='runtime']/failure") is not None
     assert "/etc/docker/daemon.json" in ar.to_html(report)
+
+
+def test_junit_fails_a_host_where_no_check_was_selected():
+    none = ar.host_record({c: check("skipped", reason="not selected (checks or tags)") for c in ar.CHECKS})
+    root = ET.fromstring(ar.to_junit(ar.fleet_report({"h": none})).encode())  # noqa: S314
+    error = root.find("testsuite/testcase[@name='audit']/error")
+    assert error is not None and error.get("type") == "not_checked" and "no check selected" in error.get("message")
+    assert root.get("errors") == "1" and root.get("skipped") == "4"

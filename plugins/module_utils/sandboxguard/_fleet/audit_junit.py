@@ -5,7 +5,8 @@
 
 A check with findings is a ``failure``; one in error an ``error`` (type ``unreachable`` for a
 host that returned nothing); one not checked (selected, it covered nothing) an ``error`` of
-type ``not_checked`` - CI shows it red, never passed; one not selected ``skipped``. Each
+type ``not_checked`` - CI shows it red, never passed; one not selected ``skipped`` (a host where
+no check was selected gets a testcase ``audit`` in error: it was not audited). Each
 suite has the host's ``status`` as a property and its warnings (container engine discovery
 off or failed) as ``warning`` properties and in ``system-err``. Names from a host are
 text.escape-d, messages text.one_line-d, and XML 1.0 gets no control character.
@@ -14,7 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from .._core.text import from_result, one_line
-from .audit_record import CHECKS, ERROR, FINDINGS, NOT_CHECKED, SKIPPED, UNREACHABLE
+from .audit_record import CHECKS, ERROR, FINDINGS, NOT_AUDITED, NOT_CHECKED, SKIPPED, UNREACHABLE
 from .audit_text import finding_line, name
 
 TITLE = "sandboxguard boundary audit"
@@ -78,6 +79,16 @@ def to_junit(report):
             ET.SubElement(props, "property", name="warning", value=_xml_text(line))
         for check_name in _checks_of(record):
             _case(suite, host, record, check_name, counts)
+        if record["status"] == NOT_AUDITED and not any(
+                c.get("status") == NOT_CHECKED for c in record["checks"].values()):
+            # no check was selected: nothing above fails, so the host's own case says it was not audited
+            case = ET.SubElement(suite, "testcase", name="audit", classname=_xml_text("boundary_audit.%s" % name(host)),
+                                 time="0.000")
+            reason = one_line(record.get("reason") or "no check selected")
+            ET.SubElement(case, "error", message=_xml_text("not audited: " + reason), type=NOT_CHECKED).text = \
+                _xml_text(reason)
+            counts["tests"] += 1
+            counts["errors"] += 1
         if warnings:
             ET.SubElement(suite, "system-err").text = _xml_text("\n".join("warning: " + w for w in warnings))
         for key, value in counts.items():
