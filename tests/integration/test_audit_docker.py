@@ -49,6 +49,8 @@ def fleet(tmp_path_factory):
         for name in boxes.values():
             docker("run", "-d", "--name", name, "--network", "none", IMAGE, "sleep", "infinity")
         docker("exec", boxes["box-dirty"], "sh", "-c", SEED_BOX)
+        # the clean box has a Hermes home too (one not on the host would be not checked, never clean)
+        docker("exec", boxes["box-clean"], "mkdir", "-p", HOME_IN_BOX + "/sandboxes/docker/t1/workspace")
         docker("run", "--name", orphan, "--network", "none", "-v", "%s:/workspace" % ws, IMAGE, "sh", "-c", DROP)
         (tmp / "engine" / "spool").mkdir()
         (tmp / "engine" / "tmp").mkdir()
