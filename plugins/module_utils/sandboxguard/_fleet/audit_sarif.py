@@ -234,8 +234,7 @@ def to_sarif(report, max_results=MAX_RESULTS):
                                    "run (at most %d results per run): see boundary-audit.json"
                                    % (total - len(results), total, max_results), ""))
     summary = report.get("summary") or {}
-    successful = not (summary.get("hosts_error") or summary.get("hosts_not_checked")
-                      or summary.get("hosts_not_audited"))
+    successful = not any(summary.get(key) for key in ("hosts_error", "hosts_not_checked", "hosts_not_audited"))
     driver = {"name": TOOL_NAME, "fullName": "sandboxguard boundary audit (sandboxguard.boundary)",
               "informationUri": TOOL_URI, "rules": rules,
               "notifications": [{"id": n, "shortDescription": {"text": NOTIFICATIONS[n][1]},
