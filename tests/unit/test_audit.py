@@ -462,7 +462,8 @@ def test_a_root_through_a_symlink_is_refused_with_where_it_leads(tmp_path):
 
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "link").symlink_to("real")
-    for given, words in ((tmp_path / "link", "is a symlink"), (tmp_path / "link" / "sub", "goes through a symlink")):
+    for given in (tmp_path / "link", tmp_path / "link" / "sub"):
+        words = "goes through a symlink"
         with pytest.raises(RootRefused) as caught:
             check_root(str(given))
         real = os.path.realpath(str(given))

@@ -232,3 +232,12 @@ def test_hostile_host_and_finding_fields_stay_one_line_valid_utf8(validator):
     [result] = log["runs"][0]["results"]
     assert "\n" not in result["message"]["text"] and "\n" not in result["properties"]["caps"]
     assert result["properties"]["host"] == "h\\n<1>" and result["message"]["text"].startswith("h\\n<1>: ")
+
+
+def test_a_device_node_finding_has_its_own_rule():
+    device = {"path": "/srv/h/sandboxes/docker/t1/workspace/sda", "mode": "060666", "caps": None, "uid": 0, "gid": 0,
+              "reasons": ["device"]}
+    run = sarif(ar.fleet_report({"h": record(check("findings", [device]))}))["runs"][0]
+    [result] = run["results"]
+    assert result["ruleId"] == "privileged_files/device" and result["level"] == "error"
+    assert "MKNOD" in run["tool"]["driver"]["rules"][0]["help"]["text"]

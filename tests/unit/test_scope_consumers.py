@@ -67,7 +67,7 @@ def layout(tmp_path):
                       str(good / "profiles" / "lab" / "sandboxes" / "docker"),
                       str(good / "profiles" / "work" / "sandboxes" / "docker"),
                       str(linked_profiles / "sandboxes" / "docker"), str(tmp_path / "ci")]
-    link_reason = "goes through a symlink (%s -> %s); a derived root is never followed through one"
+    link_reason = "goes through a symlink, %s (to %s), and symlinks are not followed here"
     expected_refused = {
         str(linked_sandboxes / "sandboxes" / "docker"): link_reason % (linked_sandboxes / "sandboxes", victim),
         str(linked_profiles / "profiles"): link_reason % (linked_profiles / "profiles", victim / "profiles"),

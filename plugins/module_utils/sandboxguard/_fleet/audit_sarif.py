@@ -57,6 +57,12 @@ RULES = {
                                    "A container set security.capability on a file in a directory the host "
                                    "shares with it (Docker's default capabilities include SETFCAP); on the host "
                                    "it runs with those capabilities. " + _STRIP),
+    ("privileged_files", "device"): ("error", "8.8", "Device node left in a sandbox bind mount",
+                                     "A container made a block or character device node in a directory the host "
+                                     "shares with it; on the host whoever can open it reaches that device (a disk, "
+                                     "memory). Fix: ansible-playbook sandboxguard.boundary.remediate makes it "
+                                     "root-owned 0000; keep containers from making them (--cap-drop MKNOD, nodev "
+                                     "mounts)."),
     ("privileged_files", "owner"): ("warning", "4.0", "File in a CI runner's work folder not owned by the runner",
                                     "A root container job left a file whose uid or gid is not the runner user's: "
                                     "the runner's next actions/checkout fails with Permission denied. Fix: the "
@@ -113,7 +119,7 @@ def finding_kind(check_name, finding):
     """The kind of a finding, the second half of its ruleId."""
     if check_name == "privileged_files":
         reasons = finding.get("reasons") or ()
-        return next((r for r in ("setuid", "setgid", "caps", "owner") if r in reasons), "finding")
+        return next((r for r in ("setuid", "setgid", "caps", "device", "owner") if r in reasons), "finding")
     if check_name == "home_mode":
         return "mismatch"
     value = finding.get("kind") if check_name == "leaks" else finding.get("reason") or finding.get("kind")

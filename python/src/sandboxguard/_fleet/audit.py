@@ -171,7 +171,7 @@ def walk_roots(candidates, errors=None):
 def _finding_of(entry):
     return {"path": entry["path"], "mode": entry["mode_before"], "caps": entry["caps_before"],
             "uid": entry["uid"], "gid": entry["gid"],
-            "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps")]}
+            "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps", "device")]}
 
 
 NOTHING_GIVEN = "no paths, Hermes homes or sandbox directory given"
@@ -233,7 +233,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
     if not walk:
         if errors:
             return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
-        counts = {"setid": 0, "caps": 0, "files": 0, "dirs": 0, "unlisted": 0, "not_runner_owned": 0}
+        counts = {"setid": 0, "caps": 0, "device": 0, "files": 0, "dirs": 0, "unlisted": 0, "not_runner_owned": 0}
         homes = _existing_dirs([*hermes_homes, *([sandbox_dir] if sandbox_dir else [])])
         if homes:  # a Hermes home found without a sandbox in it yet: looked, nothing there
             return _result(audit_record.CLEAN, reason="no sandbox directory under %s yet" % ", ".join(
@@ -242,7 +242,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
                        "exist on this host (%s): %s" % (", ".join(escape(a) for a in absent) or "no root",
                                                         audit_record.set_hint(*SCOPE_INPUTS)),
                        absent=absent, engine=engine_summary, warnings=warnings, counts=counts)
-    report = stripmod.run(walk, actions=("setid", "caps"), dry_run=True, budget=budget, max_listed=max_listed)
+    report = stripmod.run(walk, actions=("setid", "caps", "device"), dry_run=True, budget=budget, max_listed=max_listed)
     findings = [_finding_of(e) for e in report["files"]]
     errors += [_error(e.get("op", "walk"), e["path"], e["error"]) for e in report["errors"]]
     reason = None
@@ -251,7 +251,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
         reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
             ", ".join(escape(w) for w in walk), report["elapsed"], budget or 0)
         warnings.append(reason)
-    counts = {k: report["counts"][k] for k in ("setid", "caps", "files", "dirs", "unlisted")}
+    counts = {k: report["counts"][k] for k in ("setid", "caps", "device", "files", "dirs", "unlisted")}
     counts["not_runner_owned"] = 0
     for root in owned:
         complete = _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts) and complete

@@ -88,12 +88,13 @@ class Guard:
     """
 
     def __init__(self, roots_source, emit, log, dry_run=False, setuid=True, setgid=True, caps=True,
-                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None, coalesce_s=COALESCE_S):
+                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None, coalesce_s=COALESCE_S,
+                 devices=True):
         self.roots_source = roots_source
         self.emit = emit
         self.log = say(log)  # names are escaped where a line is built
         self.dry_run = dry_run
-        self.actions = tuple(a for a, on in (("setid", setuid or setgid), ("caps", caps)) if on)
+        self.actions = tuple(a for a, on in (("setid", setuid or setgid), ("caps", caps), ("device", devices)) if on)
         self.setid_mask = (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0)
         self.do_caps = caps
         self.rescan_interval = rescan_interval

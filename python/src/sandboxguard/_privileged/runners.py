@@ -438,7 +438,8 @@ def cleanup_github_runner(runner_dir, budget=RUNNER_CLEANUP_BUDGET_S, dry_run=Fa
         report["elapsed"] = round(time.monotonic() - started, 3)
         return report
     with runner:
-        report = stripmod.run_opened([runner.work], actions=("chown", "setid", "caps"), chown_to=runner.owner,
+        report = stripmod.run_opened([runner.work], actions=("chown", "setid", "caps", "device"),
+                                     chown_to=runner.owner,
                                      chown_from=CHOWN_FROM_OTHERS, budget=budget, dry_run=dry_run,
                                      max_listed=max_listed)
         report["runner"] = {"dir": runner.path, "work_folder": runner.work.path, "owner": list(runner.owner),

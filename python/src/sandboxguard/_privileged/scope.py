@@ -34,10 +34,8 @@ descriptors of that same walk, never from a lookup by path. Nothing a container 
 (labels, mount destinations, image metadata) reaches a provider: the engine only tells
 which in-scope directories are mounted (sandboxes.scope_containers).
 """
-import errno
 import os
 import posixpath
-import stat
 
 from .._core import safefs
 from .._core.text import escape
@@ -47,9 +45,6 @@ from . import sandboxes
 SOURCE_SANDBOX_DIR = "TERMINAL_SANDBOX_DIR"
 SOURCE_OPERATOR = "operator"
 REASON_RELATIVE = "relative path; sandbox roots must be absolute"
-_SYMLINK = ("goes through a symlink%s; a derived root is never followed through one: give the real path%s, "
-            "after checking it")
-
 
 def derive(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
     """The scope on this host; a dict:
@@ -103,7 +98,7 @@ class _Found:
         self.paths, self.reals, self.names, self.held = set(), set(), {}, {}
 
     def close(self):
-        for fd, _uid in self.held.values():
+        for fd, _uid, _trusted in self.held.values():
             os.close(fd)
         self.held = {}
 
@@ -162,90 +157,23 @@ def prove(path, owners=None):
     """``path`` made absolute and normal, provided no component of it is a symlink; raises
     RootRefused naming the link otherwise.
 
-    Walks from ``/`` one component at a time, each opened O_PATH|O_NOFOLLOW|O_DIRECTORY
-    relative to the one before (``..`` steps back along the chain, never through the
-    kernel's ``..``). A component that does not exist, or is not a directory, ends what can
-    be checked: the rest is kept as spelled (a later ``..`` may climb back into what exists,
-    and that is checked again). ``owners``: a dict filled with {proven directory: uid}.
-    Changes nothing.
+    The one walk from ``/`` (safefs.walk_path, MISSING_TAIL): a component that does not
+    exist, or is not a directory, ends what can be checked: the rest is kept as spelled (a
+    later ``..`` may climb back into what exists, and that is checked again). ``owners``: a
+    dict filled with {proven directory: uid}. Changes nothing.
     """
     return _walk(path, owners)[0]
 
 
 def _walk(path, owners=None, hold=False, held=None):
-    """prove()'s walk: (path, fd). With ``hold``, ``fd`` is the O_PATH descriptor of the
-    whole path when every component exists (the caller closes it), else None. ``held``: a
-    dict {proven directory: (fd, uid)} this walk reuses and adds to (the caller closes those),
-    so the roots of one derive share the descriptors of their common directories."""
-    parts = [part for part in path.split("/") if part and part != "."]
-    mine = []  # the descriptors this walk opened and keeps to itself
-    pending = []  # names below the last directory proven, which do not exist (or are no directory)
-    try:
-        chain = [("/", *_step(None, "/", "/", held, mine))]
-        seen = {} if owners is None else owners  # filled as the walk goes: a refusal keeps what it proved
-        seen["/"] = chain[0][2]
-        for part in parts:
-            if part == "..":
-                if pending:
-                    pending.pop()
-                elif len(chain) > 1:
-                    chain.pop()
-                continue
-            if pending:
-                pending.append(part)
-                continue
-            here, fd, _uid = chain[-1]
-            candidate = posixpath.join(here, part)
-            try:
-                chain.append((candidate, *_step(fd, part, candidate, held, mine)))
-                seen[candidate] = chain[-1][2]
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    st = safefs.lstat_at(fd, part)
-                    if st is not None and stat.S_ISLNK(st.st_mode):
-                        raise _symlink_refused(path, fd, part, candidate) from None
-                pending.append(part)  # missing, not a directory, or not searchable: nothing below to prove
-        if pending:
-            return posixpath.join(chain[-1][0], *pending), None
-        return chain[-1][0], (os.dup(chain[-1][1]) if hold else None)
-    finally:
-        for fd in mine:
-            os.close(fd)
-
-
-def _step(dir_fd, name, shown, held, mine):
-    """(fd, uid) of the directory ``name`` below ``dir_fd`` (None: ``/``), opened
-    O_PATH|O_NOFOLLOW|O_DIRECTORY, or the one ``held`` has for ``shown``. Raises OSError."""
-    if held is not None and shown in held:
-        return held[shown]
-    fd = os.open(name, safefs.STEP_FLAGS, dir_fd=dir_fd)
-    try:
-        found = (fd, os.fstat(fd).st_uid)
-    except OSError:
-        os.close(fd)
-        raise
-    if held is not None:
-        held[shown] = found
-    else:
-        mine.append(fd)
-    return found
-
-
-def _symlink_refused(path, fd, name, shown):
-    """RootRefused for a path through a symlink, naming the link and the directory the path
-    leads to now (safefs.real_path_hint: words for the operator to check, never acted on)."""
-    real = safefs.real_path_hint(path)
-    refused = RootRefused(path, _SYMLINK % (_link_text(fd, name, shown), " (it leads to %s now)" % escape(real)
-                                            if real else ""))
-    refused.real_path = real
-    return refused
-
-
-def _link_text(fd, name, shown):
-    try:
-        return " (%s -> %s)" % (escape(shown), escape(os.readlink(name, dir_fd=fd)))
-    except OSError:
-        return ""
+    """prove()'s walk: (path, Walked or None). With ``hold`` the Walked holds the directory
+    (O_RDONLY) when every component exists (the caller closes it). ``held``: walk_path's
+    cache of proven directories, shared by the roots of one derive."""
+    walked = safefs.walk_path(path, missing=safefs.MISSING_TAIL, owners=owners, held=held, refused=RootRefused,
+                              hold=hold)
+    if walked.fd is None:
+        return walked.path, None
+    return walked.path, walked
 
 
 # -- providers ----------------------------------------------------------------------------
@@ -298,17 +226,12 @@ def profile_names(home):
         held = _walk(profiles, hold=True)[1]
     except RootRefused as exc:
         return [], {"path": profiles, "reason": exc.reason}
+    except OSError:  # the directory itself cannot be opened for listing
+        return [], None
     if held is None:
         return [], None
-    try:
-        fd = os.open(".", safefs.DIR_FLAGS, dir_fd=held)  # the proven directory itself, to list it
-    except OSError:
-        return [], None
-    finally:
-        os.close(held)
-    try:
-        return sandboxes.profile_names_at(fd), None
-    except OSError:
-        return [], None
-    finally:
-        os.close(fd)
+    with held:
+        try:
+            return sandboxes.profile_names_at(held.fd), None
+        except OSError:
+            return [], None

@@ -16,6 +16,9 @@ from .._walk import fileops
 from . import staging
 
 STEPS = ("chown", "setid", "caps")
+# The walk actions of each step: the setid step also makes device nodes harmless (root-owned,
+# mode 0000: strip's ``device`` action), since ownership return never gives one away.
+STEP_ACTIONS = {"chown": ("chown",), "setid": ("setid", "device"), "caps": ("caps",)}
 CONTAINER_TARGET = "/sweep/target"
 
 # POSIX sh for the container method: GNU findutils or busybox, no stat(1) needed.
@@ -35,22 +38,17 @@ fi
 # Found paths go to stdout as a hex dump of find's -print0 (od -An -tx1): a name may hold a
 # newline or any byte but NUL, and the engine's log driver stores stdout as UTF-8 text, so a
 # byte that is not UTF-8 would come back replaced. Every message goes to stderr; find's own
-# status is kept in /tmp/rc (a pipeline's status is od's). "$3" of the chown step: "one" keeps
-# regular files with more than one hard link out of the ownership return (where
-# fs.protected_hardlinks is not 1 a user may have linked a root file into the tree:
-# fileops.hardlinks_protected), "any" not.
+# status is kept in /tmp/rc (a pipeline's status is od's). The hard-link rule of every walk
+# (fileops.LINKED_UNCHANGED): a regular file with more than one link is never chowned, and
+# where fs.protected_hardlinks is 0 ("$links" = one) neither its setid bits nor its
+# capabilities are touched (any user may have linked a system binary into the tree).
 SCRIPT_CHOWN = r"""
 set -u
 t=$1; owner=$2; links=$3; shift 3
 ok=0
 for uid in "$@"; do
-  if [ "$links" = one ]; then
-    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
-      echo $? > /tmp/rc; } | od -An -v -tx1
-  else
-    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
-      echo $? > /tmp/rc; } | od -An -v -tx1
-  fi
+  { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
+    echo $? > /tmp/rc; } | od -An -v -tx1
   [ "$(cat /tmp/rc)" = 0 ] || ok=1
 done
 exit $ok
@@ -59,24 +57,36 @@ SCRIPT_CHOWN_DRY = r"""
 set -u
 t=$1; owner=$2; links=$3; shift 3
 for uid in "$@"; do
-  if [ "$links" = one ]; then
-    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } |
-      od -An -v -tx1
-  else
-    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } | od -An -v -tx1
-  fi
+  { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } |
+    od -An -v -tx1
   [ "$(cat /tmp/rc)" = 0 ] || exit 1
 done
 """
+# The setid step also makes block and character device nodes harmless (fileops.fix_device):
+# root-owned first (their owner can no longer chmod them back), then mode 0000.
 SCRIPT_SETID = r"""
 set -u
-{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0 -exec chmod ug-s {} +; echo $? > /tmp/rc; } |
+t=$1; links=$2
+if [ "$links" = one ]; then lf="-links 1"; else lf=""; fi
+# shellcheck disable=SC2086
+{ find -P "$t" -xdev -type f $lf \( -perm -4000 -o -perm -2000 \) -print0 -exec chmod ug-s {} +; echo $? > /tmp/rc; } |
   od -An -v -tx1
-exit "$(cat /tmp/rc)"
+rc=$(cat /tmp/rc)
+# shellcheck disable=SC2086
+{ find -P "$t" -xdev \( -type b -o -type c \) $lf ! \( -user 0 -group 0 -perm 0000 \) -print0 \
+    -exec chown -h 0:0 {} +; echo $? > /tmp/rc; } | od -An -v -tx1
+[ "$(cat /tmp/rc)" = 0 ] || rc=1
+# shellcheck disable=SC2086
+find -P "$t" -xdev \( -type b -o -type c \) $lf -user 0 ! -perm 0000 -exec chmod 0000 {} + || rc=1
+exit "$rc"
 """
 SCRIPT_SETID_DRY = r"""
 set -u
-{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0; echo $? > /tmp/rc; } | od -An -v -tx1
+t=$1; links=$2
+if [ "$links" = one ]; then lf="-links 1"; else lf=""; fi
+# shellcheck disable=SC2086
+{ find -P "$t" -xdev \( \( -type f \( -perm -4000 -o -perm -2000 \) \) -o \( \( -type b -o -type c \) \
+    ! \( -user 0 -group 0 -perm 0000 \) \) \) $lf -print0; echo $? > /tmp/rc; } | od -An -v -tx1
 exit "$(cat /tmp/rc)"
 """
 # find cannot read xattrs: re-chown each regular file to its own uid and gid, which makes
@@ -84,15 +94,18 @@ exit "$(cat /tmp/rc)"
 # stat(1) needed), then one walk per owner. No awk: busybox awk crashes in this container.
 SCRIPT_CAPS = r"""
 set -u
-t=$1
-find -P "$t" -xdev -type f -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed" >&2; exit 1; }
+t=$1; links=$2
+if [ "$links" = one ]; then lf="-links 1"; else lf=""; fi
+# shellcheck disable=SC2086
+find -P "$t" -xdev -type f $lf -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed" >&2; exit 1; }
 owners=$(while read -r _ _ u g _; do
   case "$u:$g" in *[!0-9:]*|:*|*:) ;; *) echo "$u:$g" ;; esac
 done < /tmp/owners | sort -u)
 n=0; ok=0
 for o in $owners; do
   n=$((n + 1)); u=${o%%:*}; g=${o#*:}
-  find -P "$t" -xdev -type f -user "$u" -group "$g" -exec chown -h "$u:$g" {} + || ok=1
+  # shellcheck disable=SC2086
+  find -P "$t" -xdev -type f $lf -user "$u" -group "$g" -exec chown -h "$u:$g" {} + || ok=1
 done
 echo "re-chowned the regular files of $n owner(s)" >&2
 exit $ok
@@ -161,8 +174,8 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
             continue
         ownership = {"chown_to": owner, "chown_from": chown_from} if name == "chown" else {}
         try:
-            report = stripmod.run([target], actions=[name], dry_run=dry_run, budget=budget, max_listed=max_listed,
-                                  **ownership)
+            report = stripmod.run([target], actions=STEP_ACTIONS[name], dry_run=dry_run, budget=budget,
+                                  max_listed=max_listed, **ownership)
         except Exception as exc:  # a refused root, a vanished target: reported, the next step still runs
             result["ran"] = False
             _step_failed(result, target, envelope.error_text(exc))
@@ -217,6 +230,7 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
 
 def _container_steps(client, target, source, ino, owner, chown_from, budget, image, dry_run, steps, run):
     binds = {source: CONTAINER_TARGET}
+    links = "any" if fileops.hardlinks_protected() else "one"
     results = []
     for name in steps:
         result = _step_result(name, budget)
@@ -226,17 +240,16 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
                 results.append(result)
                 continue
             script = SCRIPT_CHOWN_DRY if dry_run else SCRIPT_CHOWN
-            links = "any" if fileops.hardlinks_protected() else "one"
             args = [CONTAINER_TARGET, "%d:%d" % owner, links] + [str(u) for u in chown_from]
         elif name == "setid":
-            script, args = (SCRIPT_SETID_DRY if dry_run else SCRIPT_SETID), [CONTAINER_TARGET]
+            script, args = (SCRIPT_SETID_DRY if dry_run else SCRIPT_SETID), [CONTAINER_TARGET, links]
         else:
             if dry_run:
                 result.update(ran=False, skipped="find cannot see capabilities: the container method has no dry run "
                                                  "for this step (use method native to list them)")
                 results.append(result)
                 continue
-            script, args = SCRIPT_CAPS, [CONTAINER_TARGET]
+            script, args = SCRIPT_CAPS, [CONTAINER_TARGET, links]
         started = time.monotonic()
         try:
             out = run(client, image, PROLOGUE + script, [str(ino), *args], binds, timeout=budget or None)
@@ -251,8 +264,8 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
         report = envelope.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
                                      counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
                                      output=out.get("stderr", out["output"])[-4000:])
-        if name == "chown" and args[2] == "one":
-            envelope.add_warning(report, fileops.LINKED_OWNER_WARNING)
+        if links == "one":  # find cannot tell whether it passed one over: said for every step
+            envelope.add_warning(report, fileops.LINKED_UNCHANGED_WARNING)
         if out["timed_out"]:
             envelope.add_error(report, target, name, "step %s did not finish within %ss and was killed" % (
                 name, budget))

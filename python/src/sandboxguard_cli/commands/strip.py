@@ -56,6 +56,9 @@ def _common(parser):
     parser.add_argument("paths", nargs="+", metavar="PATH", help="sandbox directories (absolute paths)")
     parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
     parser.add_argument("--no-caps", action="store_true", help="leave file capabilities out")
+    parser.add_argument("--no-devices", action="store_true",
+                        help="leave block and character device nodes out (by default each is found and, by strip, "
+                             "made root-owned with mode 0000)")
     parser.add_argument("--budget", default=str(stripmod.DEFAULT_BUDGET_S), metavar="SECONDS",
                         help="stop after this many seconds and report complete: false (default %(default)s; 0 = none)")
     parser.add_argument("--max-listed", default=str(stripmod.DEFAULT_MAX_LISTED), metavar="N",
@@ -148,13 +151,14 @@ def _run_walk(args, dry_run=False, **kwargs):
 
 
 def run_scan(args):
-    actions = [a for a, on in (("setid", not args.no_setid), ("caps", not args.no_caps)) if on]
+    actions = [a for a, on in (("setid", not args.no_setid), ("caps", not args.no_caps),
+                               ("device", not args.no_devices)) if on]
     return _run(args, dry_run=True, actions=actions)
 
 
 def run_strip(args):
     actions = [a for a, on in (("chown", bool(args.chown_to)), ("setid", not args.no_setid),
-                               ("caps", not args.no_caps)) if on]
+                               ("caps", not args.no_caps), ("device", not args.no_devices)) if on]
     chown_to = _owner(args.chown_to) if args.chown_to else None
     return _run(args, dry_run=args.dry_run, actions=actions, chown_to=chown_to,
                 caps_method=args.caps_method, hardlinks=args.hardlinks)
@@ -178,6 +182,11 @@ def print_human(report, out):
             what.append("mode %s -> %s" % (entry["mode_before"], entry["mode_after"]))
         if entry["caps_before"]:
             what.append("caps %s" % escape(entry["caps_before"]))
+        if "device" in entry["actions"]:
+            what.append("%s, owner %d:%d -> %s:%s" % (entry["type"], entry["uid"], entry["gid"],
+                                                      entry.get("uid_after", "?"), entry.get("gid_after", "?")))
+        if entry.get("owner_kept"):
+            what.append("owner kept: %d links" % entry["nlink"])
         if entry["nlink"] > 1 and entry["type"] == "file":
             what.append("%d links" % entry["nlink"])
         if entry.get("skipped"):
@@ -193,6 +202,8 @@ def print_human(report, out):
         out.write("error: %s: %s: %s\n" % (escape(err["path"]), err["op"], escape(err["error"])))
     state = "complete" if report["complete"] else "INCOMPLETE (budget ran out; run again or raise --budget)"
     found = "%d setid, %d with capabilities" % (c["setid"], c["caps"])
+    if c.get("device"):
+        found += ", %d device nodes" % c["device"]
     if c["chown"]:
         found += ", %d root-owned" % c["chown"]
     outcome = "nothing changed (dry run)" if report["dry_run"] else ("fixed" if report["changed"] else "nothing to fix")
