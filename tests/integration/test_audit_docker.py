@@ -49,6 +49,8 @@ def fleet(tmp_path_factory):
         for name in boxes.values():
             docker("run", "-d", "--name", name, "--network", "none", IMAGE, "sleep", "infinity")
         docker("exec", boxes["box-dirty"], "sh", "-c", SEED_BOX)
+        # the clean box has a Hermes home too (one not on the host would be not checked, never clean)
+        docker("exec", boxes["box-clean"], "mkdir", "-p", HOME_IN_BOX + "/sandboxes/docker/t1/workspace")
         docker("run", "--name", orphan, "--network", "none", "-v", "%s:/workspace" % ws, IMAGE, "sh", "-c", DROP)
         (tmp / "engine" / "spool").mkdir()
         (tmp / "engine" / "tmp").mkdir()
@@ -96,7 +98,7 @@ def task_hosts(out, name):
 def test_audit_remediate_audit_over_docker_hosts_and_the_engine(fleet):
     reports = fleet["tmp"] / "reports"
     audit_vars = {"sandboxguard_report_dir": str(reports), "sandboxguard_budget": "",
-                  "sandboxguard_fail_on_findings": "true"}
+                  "sandboxguard_fail_on_findings": "true", "sandboxguard_checks": "privileged_files,leaks"}
     rc, _out = playbook(fleet, "audit", audit_vars)
     assert rc != 0
     with open(reports / "boundary-audit.json") as f:

@@ -59,10 +59,23 @@ def test_missing_paths_are_absent_for_this_host_and_the_rest_is_still_audited(he
     assert not result["errors"]
 
 
-def test_only_missing_paths_is_clean_with_the_reason(tmp_path):
-    result = audit.check_privileged_files(paths=[str(tmp_path / "nope")], **NEVER)
-    assert result["status"] == "clean" and result["absent"] == [str(tmp_path / "nope")]
-    assert "exist" in result["reason"]
+def test_only_missing_paths_is_not_checked_naming_them_and_the_variables(tmp_path):
+    """Nothing given exists on this host: no root was walked, so the check covered nothing
+    (issue 27: it said clean)."""
+    result = audit.check_privileged_files(paths=[str(tmp_path / "nope")], hermes_homes=[str(tmp_path / "gone")],
+                                          **NEVER)
+    assert result["status"] == "not_checked" and result["complete"] is False
+    assert {str(tmp_path / "nope"), str(tmp_path / "gone/sandboxes/docker")} <= set(result["absent"])
+    assert "exist" in result["reason"] and str(tmp_path / "nope") in result["reason"]
+    assert "sandboxguard_hermes_homes" in result["reason"] and "sandboxguard_paths" in result["reason"]
+
+
+def test_a_hermes_home_without_a_sandbox_yet_is_clean_with_the_reason(tmp_path):
+    """The home is there (Hermes runs here) and no sandbox was ever made: looked, nothing there."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    result = audit.check_privileged_files(hermes_homes=[str(home)], **NEVER)
+    assert result["status"] == "clean" and "no sandbox directory under %s yet" % home in result["reason"]
 
 
 def test_a_refused_root_is_an_error_naming_it_never_clean(tmp_path):
@@ -86,9 +99,12 @@ def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes, no_engine_here
     assert result["engine"]["answered"] is False and "no container engine here" in result["warnings"][0]
 
 
-def test_nothing_to_look_under_is_skipped_not_clean():
+def test_nothing_to_look_under_is_not_checked_naming_what_to_set():
     result = audit.check_privileged_files(**NEVER)
-    assert result["status"] == "skipped" and result["reason"]
+    assert result["status"] == "not_checked" and result["complete"] is False
+    for name in ("sandboxguard_hermes_homes", "sandboxguard_paths", "sandboxguard_sandbox_dir",
+                 "boundary_audit_hermes_homes"):
+        assert name in result["reason"], name
 
 
 def test_nested_roots_are_walked_once(hermes):
@@ -126,16 +142,34 @@ def test_home_mode_as_asked_is_clean_and_aliases_count(tmp_path):
     assert audit.check_home_mode([str(home)], "isolated")["status"] == "clean"
 
 
-def test_home_mode_without_a_wanted_mode_is_skipped_and_lists_what_it_read(tmp_path):
+def test_home_mode_without_a_wanted_mode_is_not_checked_and_lists_what_it_read(tmp_path):
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.yaml").write_text("terminal:\n  home_mode: real\n")
     result = audit.check_home_mode([str(home)], "")
-    assert result["status"] == "skipped" and result["homes"][0]["mode"] == "real"
+    assert result["status"] == "not_checked" and result["homes"][0]["mode"] == "real"
+    assert "sandboxguard_home_mode" in result["reason"]
 
 
-def test_home_mode_of_a_missing_home_is_absent(tmp_path):
+def test_home_mode_without_a_hermes_home_is_not_checked_naming_the_variable():
+    result = audit.check_home_mode([], "profile")
+    assert result["status"] == "not_checked" and "sandboxguard_hermes_homes" in result["reason"]
+    assert "sandboxguard_home_mode" not in result["reason"]
+    assert "sandboxguard_home_mode" in audit.check_home_mode([], "")["reason"], "both missing: both named"
+
+
+def test_home_mode_of_a_missing_home_is_absent_and_not_checked(tmp_path):
     result = audit.check_home_mode([str(tmp_path / "nope")], "profile")
+    assert result["status"] == "not_checked" and result["absent"] == [str(tmp_path / "nope")]
+    assert str(tmp_path / "nope") in result["reason"] and "sandboxguard_hermes_homes" in result["reason"]
+
+
+def test_home_mode_of_one_missing_home_beside_a_found_one_is_a_verdict(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("terminal:\n  home_mode: profile\n")
+    (home / "home").mkdir(mode=0o700)
+    result = audit.check_home_mode([str(home), str(tmp_path / "nope")], "profile")
     assert result["status"] == "clean" and result["absent"] == [str(tmp_path / "nope")]
 
 
@@ -156,9 +190,10 @@ def test_leaks_are_findings(tmp_path):
     assert {"cron_job", "tmp_run_dir"} <= {f["kind"] for f in result["findings"]}
 
 
-def test_bwrap_without_an_agent_user_is_skipped():
+def test_bwrap_without_an_agent_user_is_not_checked_naming_the_variable():
     result = audit.check_bwrap("")
-    assert result["status"] == "skipped" and "agent user" in result["reason"]
+    assert result["status"] == "not_checked" and "agent user" in result["reason"]
+    assert "sandboxguard_agent_user" in result["reason"] and "boundary_audit_agent_user" in result["reason"]
 
 
 def test_bwrap_with_an_unknown_agent_user_is_an_error_not_a_finding():
@@ -172,8 +207,8 @@ def test_unselected_checks_are_skipped_and_a_crashing_check_does_not_hide_the_ot
     monkeypatch.setattr(audit, "check_leaks", boom)
     record = audit.audit_host(checks=["leaks", "bwrap"], paths=[str(tmp_path)])
     assert record["checks"]["leaks"]["status"] == "error" and "boom" in record["checks"]["leaks"]["reason"]
-    assert record["checks"]["bwrap"]["status"] == "skipped"
-    assert record["checks"]["privileged_files"]["status"] == "skipped"
+    assert record["checks"]["bwrap"]["status"] == "not_checked", "selected, no agent user"
+    assert record["checks"]["privileged_files"]["status"] == "skipped", "not selected"
     assert record["status"] == "error"
 
 
@@ -279,22 +314,30 @@ def test_leak_default_never_takes_root_from_a_root_owned_home_and_says_so(tmp_pa
     home = _owned_home(tmp_path, 0)
     spool = _two_tables(tmp_path, "nobody")
     result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool), hermes_homes=[str(home)])
-    assert result["status"] == "skipped" and result["findings"] == []
-    assert "owned by root" in result["reason"] and "leak users" in result["reason"]
+    assert result["status"] == "not_checked" and result["findings"] == []
+    assert "owned by root" in result["reason"] and "sandboxguard_leak_users" in result["reason"]
 
 
-def test_leak_default_without_any_agent_account_is_skipped_with_the_fix(tmp_path):
+def test_leak_default_without_any_agent_account_is_not_checked_with_the_fix(tmp_path):
     spool = _two_tables(tmp_path, "nobody")
     result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
-    assert result["status"] == "skipped"
-    assert "no agent account known" in result["reason"] and "leak users" in result["reason"]
+    assert result["status"] == "not_checked"
+    assert "no agent account known" in result["reason"] and "sandboxguard_leak_users" in result["reason"]
+    assert "sandboxguard_agent_user" in result["reason"]
+
+
+def test_leak_users_none_of_which_exists_here_is_not_checked(tmp_path):
+    spool = _two_tables(tmp_path, "nobody")
+    result = audit.check_leaks(users=["sg-no-such-user"], tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
+    assert result["status"] == "not_checked" and "sg-no-such-user" in result["reason"]
+    assert "sandboxguard_leak_users" in result["reason"]
 
 
 def test_leak_users_naming_root_audits_root(tmp_path):
     spool = _two_tables(tmp_path, "nobody")
     result = audit.check_leaks(users=["root"], tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
     assert [f["path"] for f in result["findings"]] == [str(spool / "root")]
-    assert result["scope"] == {"root": ["named in the leak users"]}
+    assert result["scope"] == {"root": ["named in sandboxguard_leak_users (boundary_audit_leak_users)"]}
 
 
 def test_leak_default_takes_the_agent_user_and_not_a_task_directory_owner(tmp_path):
@@ -323,7 +366,7 @@ def test_bwrap_without_an_agent_user_never_imports_the_probe(monkeypatch):
 
     monkeypatch.delitem(sys.modules, "sandboxguard.bwrap", raising=False)
     result = audit.check_bwrap(None)
-    assert result["status"] == "skipped"
+    assert result["status"] == "not_checked"
     assert "sandboxguard.bwrap" not in sys.modules
 
 
@@ -417,7 +460,7 @@ def test_a_hermes_home_under_a_symlinked_path_names_the_real_path_in_every_check
     home = record["checks"]["home_mode"]
     assert home["status"] == "error" and "it leads to %s now" % real in home["reason"], home["reason"]
     leaks = record["checks"]["leaks"]
-    assert leaks["status"] == "skipped" and "it leads to %s now" % real in leaks["reason"], leaks["reason"]
+    assert leaks["status"] == "not_checked" and "it leads to %s now" % real in leaks["reason"], leaks["reason"]
 
 
 def test_a_root_through_a_symlink_is_refused_with_where_it_leads(tmp_path):

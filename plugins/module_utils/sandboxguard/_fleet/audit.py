@@ -14,11 +14,15 @@
 - ``bwrap``: bubblewrap probed as the agent user (bwrap.probe), when one is named.
 
 Each check says ``findings``, ``clean``, ``error`` (it could not run, or not completely,
-and found nothing: ``reason`` says why) or ``skipped`` (not asked for; ``reason``). A
-path that does not exist on this host is listed in the check's ``absent``, never an
-error that hides the rest. Nothing here changes the host.
+and found nothing: ``reason`` says why), ``not_checked`` (selected, but it covered nothing:
+no root in scope, no Hermes home found, no agent account or user, no mode to compare
+against; ``reason`` names the variable to set) or ``skipped`` (not selected; ``reason``).
+A path that does not exist on this host is listed in the check's ``absent``, never an
+error that hides the rest; when nothing given exists the check is ``not_checked``, never
+clean. Nothing here changes the host.
 """
 import os
+import stat
 import time
 
 from .. import report as envelope
@@ -46,7 +50,8 @@ def _result(status, findings=(), reason=None, errors=(), roots=(), complete=None
     for line in details.pop("warnings", ()):
         envelope.add_warning(result, line)
     result["counts"].update(details.pop("counts", {}))
-    result["complete"] = (status != audit_record.ERROR) if complete is None else bool(complete)
+    result["complete"] = (status not in (audit_record.ERROR, audit_record.NOT_CHECKED)) if complete is None \
+        else bool(complete)
     result.update(details)
     return result
 
@@ -89,6 +94,8 @@ def _finding_of(entry):
 
 
 NOTHING_GIVEN = "no paths, Hermes homes or sandbox directory given"
+# what the privileged-files check reads its roots from (audit_record.set_hint names them)
+SCOPE_INPUTS = ("hermes_homes", "sandbox_dir", "paths", "github_runners")
 
 
 def privileged_scope(found):
@@ -120,7 +127,8 @@ def privileged_scope(found):
                "errors": [a for a in found.engine_summary() if a["error"]]}
     return {"walk": walk, "paths": [root.realpath for root in walk], "absent": list(found.absent), "errors": errors,
             "warnings": warnings, "owned": [root for root in found.owned if root.is_dir],
-            "engine_summary": summary}
+            "engine_summary": summary, "homes": [*request.hermes_homes, *([request.sandbox_dir]
+                                                                        if request.sandbox_dir else [])]}
 
 
 def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE,
@@ -141,7 +149,7 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
     if own:
         request = scope_request(paths, hermes_homes, sandbox_dir, docker, docker_host, providers=providers)
         if request.empty:
-            return _result(audit_record.SKIPPED, reason=NOTHING_GIVEN, absent=[])
+            return _not_given()
         scope = _scopemod.derive(request)
     try:
         return _check_privileged(privileged_scope(scope), budget, max_listed)
@@ -150,16 +158,26 @@ def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=D
             scope.close()
 
 
+def _not_given():
+    return _result(audit_record.NOT_CHECKED, reason="%s: %s" % (NOTHING_GIVEN, audit_record.set_hint(
+        *SCOPE_INPUTS)), absent=[])
+
+
 def _check_privileged(view, budget, max_listed):
     walk, absent, errors, warnings = view["walk"], view["absent"], view["errors"], view["warnings"]
     engine_summary, owned = view["engine_summary"], view["owned"]
     if not walk:
         if errors:
             return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
-        reason = "none of the paths exist on this host" if absent else "nothing to look under"
-        return _result(audit_record.CLEAN, reason=reason, absent=absent, engine=engine_summary,
-                       warnings=warnings, counts={"setid": 0, "caps": 0, "device": 0, "files": 0, "dirs": 0,
-                                                  "unlisted": 0, "not_runner_owned": 0})
+        counts = {"setid": 0, "caps": 0, "device": 0, "files": 0, "dirs": 0, "unlisted": 0, "not_runner_owned": 0}
+        homes = _existing_dirs(view["homes"])
+        if homes:  # a Hermes home found without a sandbox in it yet: looked, nothing there
+            return _result(audit_record.CLEAN, reason="no sandbox directory under %s yet" % ", ".join(
+                escape(h) for h in homes), absent=absent, engine=engine_summary, warnings=warnings, counts=counts)
+        return _result(audit_record.NOT_CHECKED, reason="none of the paths, Hermes homes or sandbox directory given "
+                       "exist on this host (%s): %s" % (", ".join(escape(a) for a in absent) or "no root",
+                                                        audit_record.set_hint(*SCOPE_INPUTS)),
+                       absent=absent, engine=engine_summary, warnings=warnings, counts=counts)
     report = stripmod.run_opened([root.held for root in walk], actions=("setid", "caps", "device"), dry_run=True,
                                  budget=budget, max_listed=max_listed)
     findings = [_finding_of(e) for e in report["files"]]
@@ -177,6 +195,18 @@ def _check_privileged(view, budget, max_listed):
     runner_roots = [{"path": r.realpath, "owner": list(r.owner), "source": r.source} for r in owned]
     return _verdict(findings, errors, complete, reason, roots=view["paths"], absent=absent,
                     engine=engine_summary, warnings=warnings, counts=counts, runner_roots=runner_roots)
+
+
+def _existing_dirs(paths):
+    """The *paths* that are directories themselves (lstat: a symlink is none), for a reason's words."""
+    found = []
+    for path in paths:
+        try:
+            if os.path.isabs(path) and stat.S_ISDIR(os.lstat(path).st_mode):
+                found.append(path)
+        except OSError:
+            continue
+    return found
 
 
 def _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts):
@@ -211,7 +241,8 @@ def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, inclu
     from ..yamlconf import YamlEditError  # noqa: PLC0415
 
     if not hermes_homes:
-        return _result(audit_record.SKIPPED, reason="no Hermes home given")
+        return _result(audit_record.NOT_CHECKED, reason="no Hermes home given: %s%s" % (audit_record.set_hint(
+            "hermes_homes"), "" if mode else "; and no mode asked for: %s" % audit_record.set_hint("home_mode")))
     wanted = normalize_mode(mode) if mode else None
     findings, errors, absent, homes = [], [], [], []
     for home in hermes_homes:
@@ -248,8 +279,13 @@ def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, inclu
                                    % escape(entry["profile_home"]))
                 findings.append({"path": entry["hermes_home"], "mode": current, "wanted": wanted,
                                  "files": what, "reason": "; ".join(reasons)})
+    if not homes and not errors:
+        return _result(audit_record.NOT_CHECKED, reason="none of the Hermes homes given exist on this host (%s): %s"
+                       % (", ".join(escape(a) for a in absent), audit_record.set_hint("hermes_homes")),
+                       roots=list(hermes_homes), homes=homes, absent=absent, wanted=wanted)
     if wanted is None and not errors:
-        return _result(audit_record.SKIPPED, reason="no mode asked for: set the mode to compare against",
+        return _result(audit_record.NOT_CHECKED, reason="no mode asked for to compare against (the modes read are "
+                       "in homes): %s to auto, real or profile" % audit_record.set_hint("home_mode"),
                        roots=list(hermes_homes), homes=homes, absent=absent, wanted=None)
     return _verdict(findings, errors, roots=list(hermes_homes), homes=homes, absent=absent, wanted=wanted)
 
@@ -325,21 +361,27 @@ def _refusals(paths):
     return lines
 
 
+LEAK_USERS_WORD = "sandboxguard_leak_users (boundary_audit_leak_users)"
+LEAK_HOMES_WORD = "sandboxguard_hermes_homes, sandboxguard_sandbox_dir or sandboxguard_agent_user"
+LEAK_USERS_FIX = "name the accounts that run agents in %s, or give %s" % (LEAK_USERS_WORD, LEAK_HOMES_WORD)
+
+
 def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None, hermes_homes=(),
                 sandbox_dir=None, agent_user=None, scope=None):
     """What agents left outside their sandbox (leaks.audit; reads only).
 
     *users* names the accounts to audit; by default the accounts that run agents
     (agent_accounts: the Hermes homes' and sandboxes' owners, the agent user; never
-    root). With none of those known the check is ``skipped`` with the reason: every job
+    root). With none of those known the check is ``not_checked`` with the reason: every job
     of an audited user's table counts as a leak, so guessing the accounts would report
     (and remediate would quarantine) an operator's own cron jobs.
     """
     from .. import leaks  # noqa: PLC0415
 
-    chosen, whose, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user, scope=scope)
+    chosen, whose, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user, where=LEAK_USERS_WORD,
+                                       homes_word=LEAK_HOMES_WORD, scope=scope)
     if not chosen:
-        return _result(audit_record.SKIPPED, users=[], scope={}, reason=reason)
+        return _result(audit_record.NOT_CHECKED, users=[], scope={}, reason=reason)
     kwargs = {"users": chosen, "min_age": int(min_age)}
     if tmp_patterns:
         kwargs["tmp_patterns"] = tuple(tmp_patterns)
@@ -354,6 +396,9 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     errors = [_error("read", e["path"], e["error"]) for e in report["errors"] if e["path"] not in absent]
     warnings = []
     unknown = sorted(set(chosen) - set(report["users"]))
+    if unknown and not report["users"]:
+        return _result(audit_record.NOT_CHECKED, users=[], scope=whose, absent=absent, reason=(
+            "none of the accounts to audit exists on this host (%s): %s" % (", ".join(unknown), LEAK_USERS_FIX)))
     if unknown:
         warnings.append("no such account on this host (not audited for leaks): %s" % ", ".join(unknown))
     return _verdict(report["findings"], errors, not errors, counts=report["counts"], users=report["users"],
@@ -363,10 +408,11 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
 # --- bwrap --------------------------------------------------------------------------------
 
 def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
-    """bubblewrap probed as the agent user (bwrap.probe); skipped without an agent user."""
+    """bubblewrap probed as the agent user (bwrap.probe); not checked without an agent user."""
     if not agent_user:
         # before the import: without an agent user the probe's code is never compiled on the host
-        return _result(audit_record.SKIPPED, reason="no agent user given: the probe never runs as root")
+        return _result(audit_record.NOT_CHECKED, reason="no agent user given (the probe never runs as root): %s"
+                       % audit_record.set_hint("agent_user"))
     from .. import bwrap  # noqa: PLC0415
 
     kwargs = {"min_version": min_version or bwrap.DEFAULT_MIN_VERSION, "checks": list(checks or ()) or None}
@@ -431,7 +477,8 @@ def audit_host(checks=audit_record.CHECKS, request=None, settings=None, skip_rea
     hermes_homes, sandbox_dir, docker, docker_host, github_runners, gitlab_config and the
     SETTING_DEFAULTS names), which build both. A check that raises is an ``error`` with the
     exception text, and the others still run. Checks not in *checks* are ``skipped`` with
-    *skip_reason*.
+    *skip_reason* (the only skipped ones: a selected check that covered nothing is
+    ``not_checked``).
     """
     unknown = [c for c in checks if c not in audit_record.CHECKS]
     if unknown:
@@ -463,8 +510,7 @@ def _run_checks(checks, request, settings, found, skip_reason, failed=None):
             raise failed
     runners = {
         "privileged_files": lambda: (_check_privileged(privileged_scope(found), s.budget, s.max_listed)
-                                     if found is not None else
-                                     _result(audit_record.SKIPPED, reason=NOTHING_GIVEN, absent=[])),
+                                     if found is not None else _not_given()),
         "home_mode": lambda: check_home_mode(request.hermes_homes, s.home_mode, s.home_where, s.profiles,
                                              s.create_profile_home),
         "leaks": lambda: check_leaks(s.leak_users, s.leak_tmp_patterns, s.leak_min_age, s.leak_tmp_dir,

@@ -258,7 +258,7 @@ def _leaks_fix(request, settings, found):
     s, dry_run = settings, settings.dry_run
     check = audit.check_leaks(s.leak_users, s.leak_tmp_patterns, s.leak_min_age, s.leak_tmp_dir, s.leak_spool_dir,
                               request.hermes_homes, request.sandbox_dir, s.agent_user, scope=found)
-    if check["status"] == audit_record.SKIPPED:
+    if check["status"] in (audit_record.SKIPPED, audit_record.NOT_CHECKED):
         return _skipped("leaks", dry_run, check["reason"])
     found_leaks = check["findings"]
     quarantine_dir = s.quarantine_dir or leaks_remove.DEFAULT_QUARANTINE
