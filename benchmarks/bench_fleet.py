@@ -260,7 +260,7 @@ def main():
         with open(variables, "w") as handle:
             json.dump({"sandboxguard_paths": PATHS, "sandboxguard_hermes_homes": [HERMES_HOME],
                        "boundary_audit_report_dir": os.path.join(work, "reports"),
-                       "boundary_audit_fail_on_findings": False}, handle)
+                       "boundary_audit_fail_on_findings": False, "boundary_audit_allow_not_checked": True}, handle)
 
         cpu_files = cgroup_cpu_files([h.name for h in fleet.hosts])
         cpus = {}

@@ -44,7 +44,7 @@ SITE_CONFIG = os.path.join(TOP, "tools", "docsite")
 DEFAULT_DEST = os.path.join(TOP, "build", "docs")
 LABEL_PREFIX = "ansible_collections.%s.docsite." % FQCN
 # Guides for the people who change sandboxguard rather than use it; every other docs/*.md is a user guide.
-DEVELOPER_GUIDES = ("architecture", "testing", "releasing")
+DEVELOPER_GUIDES = ("architecture", "contributing", "testing", "releasing")
 ANSIBLE_DOCS = "https://docs.ansible.com/projects/ansible/devel/"
 # Labels of the Ansible docs site the generated pages refer to: label -> (page#anchor, title).
 ANSIBLE_DOCS_LABELS = {
@@ -260,15 +260,16 @@ def site_link(source, target, carried):
 
 
 def copy_guides(rst_dir):
-    """README.md, docs/*.md and what they show (docs/*.png, docs/schemas/) into the Sphinx
-    sources at the same relative paths, with links rewritten by site_link."""
+    """README.md, docs/*.md and what they show (docs/*.png, docs/schemas/, docs/awx/) into the
+    Sphinx sources at the same relative paths, with links rewritten by site_link."""
     carried = {"README.md"} | {path for _, path in guides()}
     extras = []
     for name in sorted(os.listdir(os.path.join(TOP, "docs"))):
         if name.endswith(".png"):
             extras.append("docs/" + name)
-    for dirpath, _, files in os.walk(os.path.join(TOP, "docs", "schemas")):
-        extras += [os.path.relpath(os.path.join(dirpath, f), TOP) for f in sorted(files)]
+    for sub in ("schemas", "awx"):  # the report schema, the importable AWX surveys
+        for dirpath, _, files in os.walk(os.path.join(TOP, "docs", sub)):
+            extras += [os.path.relpath(os.path.join(dirpath, f), TOP) for f in sorted(files)]
     carried |= set(extras)
     errors = []
     for rel in sorted(carried):

@@ -33,6 +33,7 @@ ARGUMENT_SPEC = {
     "host_files": {"type": "raw", "default": True},
     "fail_on_findings": {"type": "raw", "default": True},
     "fail_on_errors": {"type": "raw", "default": True},
+    "allow_not_checked": {"type": "raw", "default": False},
     "title": {"type": "str", "default": audit_report.TITLE},
 }
 
@@ -68,6 +69,7 @@ class ActionModule(ActionBase):
             host_files = as_bool(args["host_files"], True, "host_files")
             fail_on_findings = as_bool(args["fail_on_findings"], True, "fail_on_findings")
             fail_on_errors = as_bool(args["fail_on_errors"], True, "fail_on_errors")
+            allow_not_checked = as_bool(args["allow_not_checked"], False, "allow_not_checked")
         except InputError as exc:
             raise AnsibleActionFail(one_line(str(exc))) from None
         unknown = [f for f in formats if f not in audit_report.FORMATS]
@@ -101,17 +103,27 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(one_line("boundary_audit_report_dir %s: %s; pick a directory the controller user "
                                              "can write" % (escape(report_dir), exc.strerror or exc))) from None
         summary = report["summary"]
-        errors_only = summary["hosts_error"] - summary["hosts_unreachable"]
-        # why a reached host is in error (a refused Hermes home names the real path to give)
+        # why a reached host is in error (a refused Hermes home names the real path to give) or
+        # not audited (a check not checked names the variable to set), and each host's warnings
         why = audit_report.error_lines(report)
+        warnings = audit_report.warning_lines(report)
         result.update(for_result(dict(
             changed=False, report_dir=report_dir, files=written, summary=summary,
             stats=audit_report.stats(summary),
-            gate=audit_report.gate(summary, fail_on_findings, fail_on_errors),
+            gate=audit_report.gate(summary, fail_on_findings, fail_on_errors, allow_not_checked),
             hosts={name: record["status"] for name, record in report["hosts"].items()},
-            host_errors=why,
-            msg="%d host(s): %d with findings, %d error, %d unreachable, %d clean; reports in %s%s" % (
-                summary["hosts_total"], summary["hosts_with_findings"], errors_only,
-                summary["hosts_unreachable"], summary["hosts_clean"], escape(report_dir),
-                "; errors: " + " | ".join(why) if why else ""))))
+            host_errors=why, host_warnings=warnings, msg=summary_line(summary, report_dir, why, warnings))))
+        # on the console as Ansible's own warnings too: engine discovery off or failed on a host
+        if warnings:
+            result["warnings"] = list(result.get("warnings") or []) + [one_line(w) for w in warnings]
         return result
+
+
+def summary_line(summary, report_dir, why, warnings):
+    """The fleet summary in one line: hosts per status, where the reports are, why hosts are
+    not clean for want of a check, and the hosts' warnings."""
+    return "%d host(s): %d with findings, %d error, %d not audited, %d unreachable, %d clean; reports in %s%s%s" % (
+        summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"] - summary["hosts_unreachable"],
+        summary["hosts_not_audited"], summary["hosts_unreachable"], summary["hosts_clean"], escape(report_dir),
+        "; not audited or errors: " + " | ".join(why) if why else "",
+        "; warnings: " + " | ".join(warnings) if warnings else "")

@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Module-side glue shared by audit_info and remediate: the options that decide the audit's
-scope (one spec; the defaults come from the library), and the library's keyword arguments from
-them (audit.audit_host and remediate.remediate_host take the same names)."""
+scope (one spec; the defaults come from the library), and the one scope request and settings
+built from them (host_inputs: audit.audit_host and remediate.remediate_host take both)."""
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import defaults
@@ -43,3 +43,10 @@ def scope_kwargs(params):
         leak_users=as_list(params["leak_users"]), leak_tmp_patterns=as_list(params["leak_tmp_patterns"]) or None,
         leak_min_age=params["leak_min_age"], leak_tmp_dir=params["leak_tmp_dir"],
         leak_spool_dir=params["leak_spool_dir"], agent_user=as_value(params["agent_user"]))
+
+
+def host_inputs(params, more_settings=None, request_extra=None, **settings):
+    """(scope.Request, audit.Settings) of a module's params: the operation's one scope request,
+    built once here, and the checks' (or fixes') settings (``settings``: the module's own,
+    ``more_settings``: their defaults, e.g. remediate.SETTING_DEFAULTS)."""
+    return audit.host_inputs(dict(scope_kwargs(params), **settings), more_settings, **(request_extra or {}))

@@ -23,14 +23,21 @@ description:
     M(sandboxguard.boundary.sandbox_sweep) with the same O(github_runners) gives them back."
   - C(home_mode) compares the C(TERMINAL_HOME_MODE) of each Hermes home and profile with O(home_mode);
     a finding is what M(sandboxguard.boundary.terminal_home) would change. Without O(home_mode) the check
-    is C(skipped) and lists the modes it read.
+    is C(not_checked) (there is nothing to compare against) and lists the modes it read.
   - C(leaks) lists what agents left outside their sandbox (cron jobs, Hermes scripts, user units, run
     directories), as M(sandboxguard.boundary.leaks_info), for the accounts that run agents (see O(leak_users)).
-  - C(bwrap) probes bubblewrap as O(agent_user), as M(sandboxguard.boundary.bwrap_probe); C(skipped) without
-    an agent user (the probe never runs as root).
+  - C(bwrap) probes bubblewrap as O(agent_user), as M(sandboxguard.boundary.bwrap_probe); C(not_checked)
+    without an agent user (the probe never runs as root).
   - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
-    found nothing; C(reason) says why) or C(skipped). A path that does not exist on the host is listed in
-    the check's C(absent) and is not an error.
+    found nothing; C(reason) says why), C(not_checked) (it was selected and covered nothing - no root in
+    scope, none of the Hermes homes or paths found on the host, no agent account or user, no mode to compare
+    against - C(reason) names the playbook input and role variable to set) or C(skipped) (not selected in
+    O(checks)). Nothing checked is never clean.
+  - A path that does not exist on the host is listed in the check's C(absent) and is not an error while
+    something else was looked at; when nothing given exists the check is C(not_checked).
+  - The host's record is C(not_audited) when a selected check was C(not_checked) (and none found something or
+    failed), and lists those checks in C(not_checked). Container engine discovery that was off or failed is a
+    warning of the host (the record's C(warnings), and a warning on the console).
 extends_documentation_fragment:
   - sandboxguard.boundary.names
 author:
@@ -38,7 +45,8 @@ author:
 options:
   checks:
     description:
-      - Which checks to run; the others are C(skipped). A comma-separated string is accepted.
+      - Which checks to run; the others are C(skipped). A comma-separated string is accepted. An empty list
+        selects none (the host is then C(not_audited)).
     type: list
     elements: str
     default: [privileged_files, home_mode, leaks, bwrap]
@@ -96,7 +104,8 @@ options:
     default: 200
   home_mode:
     description:
-      - The TERMINAL_HOME_MODE asked for (C(auto), C(real), C(profile) or an alias); empty means do not compare.
+      - The TERMINAL_HOME_MODE asked for (C(auto), C(real), C(profile) or an alias); without it the C(home_mode)
+        check is C(not_checked).
     type: str
   home_where:
     description: Where the mode is read (C(config.yaml), C(.env) or both), as the C(where) option of M(sandboxguard.boundary.terminal_home).
@@ -117,8 +126,8 @@ options:
         default is only the accounts that run agents - the owners of the O(hermes_home) directories and their
         profiles, of O(sandbox_dir) and of the C(<sandbox>/docker) directories (not of the task directories
         below them, which a root container can chown), and O(agent_user) - never root. Name root (or an
-        operator account) here to audit it too. With no such account known the check is C(skipped), with
-        the reason. The check's C(scope) says why each account was audited.
+        operator account) here to audit it too. With no such account known (or none of them on the host) the
+        check is C(not_checked), with the reason. The check's C(scope) says why each account was audited.
     type: list
     elements: str
     default: []
@@ -140,7 +149,7 @@ options:
     type: path
     default: /var/spool/cron/crontabs
   agent_user:
-    description: The unprivileged user the agent runs as, for the bubblewrap probe; empty skips it.
+    description: The unprivileged user the agent runs as, for the bubblewrap probe; without it the C(bwrap) check is C(not_checked).
     type: str
   bwrap_min_version:
     description: The lowest bubblewrap version that passes.
@@ -200,12 +209,29 @@ record:
   type: dict
   contains:
     status:
-      description: C(findings) when any check found something, else C(error) when any could not run, else C(clean).
+      description:
+        - C(findings) when any check found something, else C(error) when any could not run, else C(not_audited) when
+          a selected check was not checked (or none was selected), else C(clean).
       type: str
       returned: always
+    not_checked:
+      description: The checks that were selected and covered nothing (all of them when none was selected).
+      type: list
+      elements: str
+      returned: always
+    warnings:
+      description: The host's warnings, e.g. container engine discovery off or failed (Docker sandboxes not asked for).
+      type: list
+      elements: str
+      returned: always
+    reason:
+      description: Why the host is C(not_audited) (each check not checked, with its reason).
+      type: str
+      returned: when the host is not audited
     checks:
       description:
-        - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap)) with C(status), C(findings),
+        - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap)) with C(status) (C(findings),
+          C(clean), C(error), C(not_checked) or C(skipped)), C(findings),
           C(reason), C(errors) (C(path), C(op), C(error)), C(elapsed), and what the check adds (C(roots), C(absent),
           C(engine), C(counts), C(warnings), C(homes)).
         - C(privileged_files) adds C(runner_roots), the GitHub runners' work folders it walked (C(path), C(owner)
@@ -238,12 +264,13 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.audit_module import (
     SCOPE_ARGUMENT_SPEC,
-    scope_kwargs,
+    host_inputs,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
     exit_result,
     fail,
     input_errors_fail,
+    warn,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit, audit_record
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import defaults
@@ -268,10 +295,12 @@ def main():
     if unknown:
         fail(module, "checks: unknown %s; choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
     with input_errors_fail(module):
-        record = audit.audit_host(
-            checks=checks, max_listed=p["max_listed"], bwrap_min_version=as_value(p["bwrap_min_version"]),
-            bwrap_checks=as_list(p["bwrap_checks"]), bwrap_timeout=p["bwrap_timeout"],
-            skip_reason="not selected (checks or tags)", **scope_kwargs(p))
+        request, settings = host_inputs(p, max_listed=p["max_listed"],
+                                        bwrap_min_version=as_value(p["bwrap_min_version"]),
+                                        bwrap_checks=as_list(p["bwrap_checks"]), bwrap_timeout=p["bwrap_timeout"])
+        record = audit.audit_host(checks, request, settings, skip_reason="not selected (checks or tags)")
+    for line in record["warnings"]:
+        warn(module, line)
     exit_result(module, changed=False, record=record, status=record["status"])
 
 

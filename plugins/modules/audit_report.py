@@ -16,8 +16,14 @@ description:
     that each host of the play registered under O(result_var), builds the fleet report and writes into
     O(report_dir) C(boundary-audit.json) (the shape of C(docs/schemas/boundary-audit.schema.json)),
     C(boundary-audit.xml) (JUnit, a testsuite per host and a testcase per check), C(boundary-audit.html)
-    (one self-contained page, fleet summary first, hosts worst first) and C(hosts/<host>.json), one per host,
-    which C(sandboxguard report merge) combines across AWX job slices.
+    (one self-contained page, fleet summary first, hosts worst first), C(boundary-audit.sarif) (SARIF 2.1.0
+    for GitHub code scanning and other SARIF readers, one result per finding) and C(hosts/<host>.json), one per
+    host, which C(sandboxguard report merge) combines across AWX job slices.
+  - A check that was selected and covered nothing (no root in scope, no Hermes home found, a required input
+    missing) is C(not_checked), never clean, and its host C(not_audited) (amber in the HTML report, an C(error)
+    of type C(not_checked) in JUnit, an error notification in SARIF). RV(gate) names such hosts unless
+    O(allow_not_checked).
+  - A host whose container engine discovery was off or failed has a warning in every report and on the console.
   - A host of the play without a result (unreachable, or removed from the play by an earlier failure)
     appears as C(unreachable) in every report; a host whose audit module failed appears as C(error).
   - It never fails because of findings; it returns RV(gate), the message to fail with, for the task after it.
@@ -41,9 +47,9 @@ options:
     type: list
     elements: str
   formats:
-    description: Which reports to write (C(json), C(junit), C(html)); a comma-separated string is accepted.
+    description: Which reports to write (C(json), C(junit), C(html), C(sarif)); a comma-separated string is accepted.
     type: raw
-    default: [json, junit, html]
+    default: [json, junit, html, sarif]
   host_files:
     description: Write C(hosts/<host>.json) too. The strings C("true") and C("false") are accepted.
     type: raw
@@ -56,6 +62,14 @@ options:
     description: RV(gate) names hosts that could not be audited completely (a check in error, unreachable).
     type: raw
     default: true
+  allow_not_checked:
+    description:
+      - RV(gate) leaves out hosts where a selected check was C(not_checked) (it covered nothing). By default such a
+        host fails the gate, as nothing checked is never clean; set it when a check cannot apply to some hosts
+        and you have narrowed nothing else (better - select the checks that apply with tags or C(checks)).
+        The strings C("true") and C("false") are accepted.
+    type: raw
+    default: false
   title:
     description: Title of the HTML page.
     type: str
@@ -110,11 +124,12 @@ summary:
   type: dict
 stats:
   description: The aggregate for C(set_stats) (C(hosts_total), C(hosts_with_findings), C(hosts_error),
-    C(hosts_unreachable), C(hosts_clean), C(checks) per check and status, C(counts) findings per check).
+    C(hosts_unreachable), C(hosts_not_audited), C(hosts_not_checked), C(hosts_with_warnings), C(hosts_clean),
+    C(checks) per check and status, C(counts) findings per check).
   returned: always
   type: dict
 gate:
-  description: Why the play should fail (findings, errors), or null when it passes.
+  description: Why the play should fail (findings, errors, hosts not audited), or null when it passes.
   returned: always
   type: str
 hosts:
@@ -123,14 +138,22 @@ hosts:
   type: dict
 host_errors:
   description:
-    - Why each reached host has a check in C(error), one line each (C(host check - reason)), worst host first, at
-      most five and then how many more. A Hermes home or root refused because it goes through a symlink another
-      user could have planted names the real path it leads to, the path to give instead (after checking it).
+    - Why each reached host has a check in C(error) or C(not_checked), one line each (C(host check - reason),
+      C(host check not checked - reason)), worst host first, at most five and then how many more. A Hermes home
+      or root refused because it goes through a symlink another user could have planted names the real path it
+      leads to, the path to give instead (after checking it); a check not checked names the variable to set.
+  returned: always
+  type: list
+  elements: str
+host_warnings:
+  description:
+    - Each host's warnings (C(host - warning)), e.g. container engine discovery off or failed, at most five and
+      then how many more. They are also the task's warnings, shown on the console.
   returned: always
   type: list
   elements: str
 msg:
-  description: The fleet summary in one line (hosts per status, where the reports are) and RV(host_errors).
+  description: The fleet summary in one line (hosts per status, where the reports are), RV(host_errors) and RV(host_warnings).
   returned: always
   type: str
 """

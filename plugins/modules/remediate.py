@@ -259,7 +259,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.audit_module import (
     SCOPE_ARGUMENT_SPEC,
-    scope_kwargs,
+    host_inputs,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
@@ -307,9 +307,10 @@ def main():
         fail(module, "budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
     owner = resolve_owner(module, as_value(p["owner"]), as_value(p["group"]))
     with input_errors_fail(module):
-        host = remediate.remediate_host(
-            fixes=as_list(p["fixes"]), owner=owner, max_listed=p["max_listed"], quarantine_dir=p["quarantine_dir"],
-            dry_run=module.check_mode, **scope_kwargs(p))
+        request, settings = host_inputs(p, remediate.SETTING_DEFAULTS, {"task_dirs": True}, owner=owner,
+                                        max_listed=p["max_listed"], quarantine_dir=p["quarantine_dir"],
+                                        dry_run=module.check_mode)
+        host = remediate.remediate_host(as_list(p["fixes"]), request, settings)
     diff = _diffs(host, module._diff)
     fail_msg = remediate.failure_text(host) if host["failed"] else None
     host["failed_fixes"] = host.pop("failed")  # "failed" is Ansible's own key in a result

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 
 
 def sample_fleet():
-    """What an audit of a small fleet looks like: seeded hosts, clean ones, an error, an unreachable one."""
+    """What an audit of a small fleet looks like: seeded hosts, clean ones, an error, one not audited (its
+    Hermes home not found, no agent user given), an unreachable one."""
     def check(status, findings=(), reason=None, **extra):
         result = {"status": status, "findings": list(findings), "reason": reason, "errors": []}
         result.update(extra)
@@ -56,6 +57,14 @@ def sample_fleet():
     checks = dict(clean)
     checks["bwrap"] = check("error", reason="no such user: hermes")
     results["agent-10"] = {"record": ar.host_record(checks)}
+    checks = dict(clean)
+    checks["privileged_files"] = check("not_checked", reason=(
+        "none of the paths, Hermes homes or sandbox directory given exist on this host (/srv/hermes/.hermes/sandboxes/"
+        "docker): set sandboxguard_hermes_homes, sandboxguard_sandbox_dir, sandboxguard_paths or "
+        "sandboxguard_github_runners"), engine={"answered": False, "reason": "no container engine", "targets": []})
+    checks["bwrap"] = check("not_checked", reason="no agent user given (the probe never runs as root): set "
+                                                  "sandboxguard_agent_user")
+    results["agent-12"] = {"record": ar.host_record(checks)}
     hosts = ar.collect(results, [*sorted(results), "agent-11"],
                        {"agent-11": "Failed to connect to the host via ssh: connect to host 10.0.0.11 port 22: "
                                     "Connection timed out"})
@@ -96,8 +105,9 @@ def test_the_html_report_renders_in_chromium_offline_and_screenshots(tmp_path):
     dom = chromium(tmp_path, "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr.decode(errors="replace")[-2000:]
     text = dom.stdout.decode()
-    assert "3 of 11 host(s) have findings" in text
-    assert text.index("agent-11") < text.index("agent-07") < text.index("agent-10") < text.index("agent-01")
+    assert "3 of 12 host(s) have findings" in text and "1 not audited" in text
+    assert text.index("agent-11") < text.index("agent-07") < text.index("agent-10") < text.index("agent-12") < \
+        text.index("agent-01")
     shot = tmp_path / "shot.png"
     proc = chromium(tmp_path, "--window-size=1200,1500", "--screenshot=%s" % shot, page.as_uri())
     assert proc.returncode == 0 and shot.exists(), proc.stderr.decode(errors="replace")[-2000:]

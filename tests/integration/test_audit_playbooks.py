@@ -104,7 +104,8 @@ def test_findings_fail_the_play_after_every_report_is_written(fleet):
     assert rc != 0
     report = load(fleet["reports"] / "boundary-audit.json")
     statuses = {name: host["status"] for name, host in report["hosts"].items()}
-    assert statuses == {"dirty": "findings", "clean": "findings", "missing": "clean", "gone": "unreachable"}
+    # missing: its Hermes home is not on the host and no agent user was given: covered nothing, never clean
+    assert statuses == {"dirty": "findings", "clean": "findings", "missing": "not_audited", "gone": "unreachable"}
     assert next(iter(report["hosts"])) == "gone", "worst first: the unreachable host leads"
     dirty = report["hosts"]["dirty"]["checks"]["privileged_files"]
     assert {os.path.basename(f["path"]) for f in dirty["findings"]} == {"rootshell", "ping"}
@@ -115,7 +116,8 @@ def test_findings_fail_the_play_after_every_report_is_written(fleet):
     assert report["hosts"]["clean"]["checks"]["home_mode"]["findings"][0]["mode"] == "real"
     missing = report["hosts"]["missing"]["checks"]
     assert str(fleet["tmp"] / "missing" / ".hermes") in missing["home_mode"]["absent"]
-    assert missing["privileged_files"]["absent"]
+    assert missing["privileged_files"]["absent"] and missing["privileged_files"]["status"] == "not_checked"
+    assert report["hosts"]["missing"]["not_checked"] == ["privileged_files", "home_mode", "bwrap"]
     if jsonschema is not None:  # in the dev venv; the other controllers' venvs lack it
         with open(SCHEMA) as f:
             jsonschema.validate(report, json.load(f))
@@ -130,22 +132,38 @@ def test_findings_fail_the_play_after_every_report_is_written(fleet):
     assert sorted(os.listdir(fleet["reports"] / "hosts")) == ["clean.json", "dirty.json", "gone.json", "missing.json"]
     stats = out["global_custom_stats"]["sandboxguard_audit"]
     assert stats["hosts_total"] == 4 and stats["hosts_with_findings"] == 2 and stats["hosts_error"] == 1
+    assert stats["hosts_not_audited"] == 1 and stats["hosts_not_checked"] == 3
     assert stats["checks"]["privileged_files"]["findings"] == 1
     assert (fleet["homes"]["dirty"] / "sandboxes/docker/t1/workspace/rootshell").stat().st_mode & 0o4000, \
         "the audit changed a file"
 
 
 def test_a_clean_fleet_exits_zero(fleet):
-    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_home_mode=""), limit="clean,missing")
+    """Every selected check looked at something and found nothing: clean, exit 0."""
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_home_mode="",
+                                                  sandboxguard_checks="privileged_files, leaks"), limit="clean")
     assert rc == 0, out["stats"]
     report = load(fleet["reports"] / "boundary-audit.json")
     assert {h["status"] for h in report["hosts"].values()} == {"clean"}
-    assert report["summary"]["hosts_total"] == 2
+    assert {c["status"] for c in report["hosts"]["clean"]["checks"].values()} == {"clean", "skipped"}
+
+
+def test_a_host_whose_hermes_home_is_not_there_is_not_audited_and_fails_unless_allowed(fleet):
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_checks="privileged_files,home_mode"),
+                       limit="missing")
+    assert rc != 0, out["stats"]
+    host = load(fleet["reports"] / "boundary-audit.json")["hosts"]["missing"]
+    assert host["status"] == "not_audited" and host["not_checked"] == ["privileged_files", "home_mode"]
+    assert "sandboxguard_hermes_homes" in host["checks"]["home_mode"]["reason"]
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_checks="privileged_files,home_mode",
+                                                  sandboxguard_allow_not_checked="true"), limit="missing")
+    assert rc == 0, out["stats"]
+    assert load(fleet["reports"] / "boundary-audit.json")["hosts"]["missing"]["status"] == "not_audited"
 
 
 def test_fail_on_findings_false_reports_only(fleet):
-    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_fail_on_findings="false"),
-                       limit="dirty,clean")
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_fail_on_findings="false",
+                                                  sandboxguard_allow_not_checked="true"), limit="dirty,clean")
     assert rc == 0, out["stats"]
     assert load(fleet["reports"] / "boundary-audit.json")["summary"]["hosts_with_findings"] == 2
 
@@ -153,13 +171,15 @@ def test_fail_on_findings_false_reports_only(fleet):
 def test_awx_survey_strings_blank_means_unset(fleet):
     survey = {"sandboxguard_hosts": "", "sandboxguard_paths": "", "sandboxguard_budget": "",
               "sandboxguard_agent_user": "", "sandboxguard_sandbox_dir": "", "sandboxguard_docker": "",
-              "sandboxguard_home_mode": "", "sandboxguard_fail_on_findings": "false",
-              "sandboxguard_report_dir": str(fleet["reports"])}
+              "sandboxguard_home_mode": "", "sandboxguard_fail_on_findings": "false", "sandboxguard_checks": "",
+              "sandboxguard_allow_not_checked": "true", "sandboxguard_report_dir": str(fleet["reports"])}
     rc, out = playbook(fleet, "audit", survey, limit="dirty,clean,missing")
     assert rc == 0, out["stats"]
     report = load(fleet["reports"] / "boundary-audit.json")
     assert report["hosts"]["dirty"]["status"] == "findings"
-    assert report["hosts"]["dirty"]["checks"]["home_mode"]["status"] == "skipped"
+    assert report["hosts"]["dirty"]["checks"]["home_mode"]["status"] == "not_checked"
+    rc, out = playbook(fleet, "audit", dict(survey, sandboxguard_allow_not_checked="false"), limit="clean")
+    assert rc != 0, "a check not checked fails the gate even when findings only report"
 
 
 def test_comma_separated_paths_and_a_missing_one(fleet):
@@ -196,9 +216,9 @@ def test_remediate_fixes_what_the_audit_found_and_a_second_run_changes_nothing(f
     rc, out = playbook(fleet, "remediate", survey, limit="dirty,clean,missing")
     assert rc == 0
     assert {name: s["changed"] for name, s in out["stats"].items()} == {"dirty": 0, "clean": 0, "missing": 0}
-    rc, out = playbook(fleet, "audit", audit_vars(fleet), limit="dirty,clean,missing")
+    rc, out = playbook(fleet, "audit", audit_vars(fleet), "--tags", "privileged,home,leaks", limit="dirty,clean")
     assert rc == 0, out["stats"]
-    assert load(fleet["reports"] / "boundary-audit.json")["summary"]["hosts_clean"] == 3
+    assert load(fleet["reports"] / "boundary-audit.json")["summary"]["hosts_clean"] == 2
 
 
 def test_playbooks_leave_the_become_method_to_the_inventory():
@@ -238,7 +258,7 @@ def test_sliced_runs_merge_into_the_report_of_the_whole_fleet(fleet):
     assert proc.returncode == 1, proc.stderr
     report = load(merged / "boundary-audit.json")
     assert {n: h["status"] for n, h in report["hosts"].items()} == {
-        "gone": "unreachable", "dirty": "findings", "clean": "findings", "missing": "clean"}
+        "gone": "unreachable", "dirty": "findings", "clean": "findings", "missing": "not_audited"}
     assert report["summary"]["hosts_total"] == 4 and report["merged_from"] == slices
     assert sorted(os.listdir(merged / "hosts")) == ["clean.json", "dirty.json", "gone.json", "missing.json"]
 
@@ -262,7 +282,8 @@ SURVEY_VARS = {
               "sandboxguard_github_runners", "sandboxguard_gitlab_config", "sandboxguard_docker",
               "sandboxguard_home_mode", "sandboxguard_agent_user", "sandboxguard_leak_users",
               "sandboxguard_leak_min_age", "sandboxguard_leak_tmp_dir", "sandboxguard_leak_spool_dir",
-              "sandboxguard_budget", "sandboxguard_report_dir", "sandboxguard_fail_on_findings"),
+              "sandboxguard_budget", "sandboxguard_report_dir", "sandboxguard_fail_on_findings",
+              "sandboxguard_allow_not_checked", "sandboxguard_checks"),
     "remediate": ("sandboxguard_hosts", "sandboxguard_paths", "sandboxguard_hermes_homes", "sandboxguard_sandbox_dir",
                   "sandboxguard_github_runners", "sandboxguard_gitlab_config", "sandboxguard_docker",
                   "sandboxguard_owner", "sandboxguard_group", "sandboxguard_budget",
@@ -278,28 +299,33 @@ def test_survey_variables_are_every_variable_the_playbooks_read():
 
     for name, names in SURVEY_VARS.items():
         with open(os.path.join(TOP, "playbooks", name + ".yml")) as f:
-            read = set(re.findall(r"\b(sandboxguard_[a-z_]+) \| default", f.read()))
+            read = set(re.findall(r"\b(sandboxguard_[a-z][a-z_]*) \| default", f.read()))
         assert read == set(names), name
 
 
 def test_audit_with_every_survey_variable_blank_audits_with_the_defaults(fleet):
-    """Every field blank: no paths or homes to look under (skipped, with the reason), the leak
-    check with no agent account (skipped, never root's table), the reports in the default
-    directory (relative to the run's directory), the gate on: a clean run exits 0."""
+    """Every field blank: no paths or homes to look under, no mode, no agent account or user:
+    every check not checked, with the reason naming what to set (the leak check never falls
+    back on root's table), the reports in the default directory (relative to the run's
+    directory), the host not audited and the gate failing on it (issue 27: it said clean)."""
     rc, out = playbook(fleet, "audit", dict.fromkeys(SURVEY_VARS["audit"], ""), limit="dirty")
-    assert rc == 0, out["stats"]
+    assert rc != 0, out["stats"]
     report = load(fleet["tmp"] / "boundary-audit" / "boundary-audit.json")
     checks = report["hosts"]["dirty"]["checks"]
-    assert {name: c["status"] for name, c in checks.items()} == dict.fromkeys(checks, "skipped")
-    assert all(c["reason"] for c in checks.values())
+    assert {name: c["status"] for name, c in checks.items()} == dict.fromkeys(checks, "not_checked")
+    assert report["hosts"]["dirty"]["status"] == "not_audited"
     assert "no agent account known" in checks["leaks"]["reason"]
+    for check, variable in (("privileged_files", "sandboxguard_hermes_homes"), ("home_mode", "sandboxguard_home_mode"),
+                            ("leaks", "sandboxguard_leak_users"), ("bwrap", "sandboxguard_agent_user")):
+        assert variable in checks[check]["reason"], check
 
 
 def test_audit_reads_comma_separated_homes_and_leak_users(fleet):
     homes = "%s, %s" % (fleet["homes"]["dirty"], fleet["homes"]["clean"])
     rc, _out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_hermes_homes=homes,
                                                    sandboxguard_leak_users="root, sg-no-such-user",
-                                                   sandboxguard_fail_on_findings="false"), limit="clean")
+                                                   sandboxguard_fail_on_findings="false",
+                                                   sandboxguard_allow_not_checked="yes"), limit="clean")
     assert rc == 0
     checks = load(fleet["reports"] / "boundary-audit.json")["hosts"]["clean"]["checks"]
     assert {h["hermes_home"] for h in checks["home_mode"]["homes"]} >= {
@@ -567,7 +593,8 @@ def test_audit_and_remediate_with_hostile_names(tmp_path):
     assert os.stat(outside).st_mode & 0o2000, "remediate changed a file outside every root"
     assert b"beacon" not in (spool / "root").read_bytes()
     assert "home_mode: profile" in (home / "config.yaml").read_text()
-    rc, out = playbook(fleet, "audit", audit_vars(fleet))
+    rc, out = playbook(fleet, "audit",
+                       audit_vars(fleet, sandboxguard_checks=["privileged_files", "home_mode", "leaks"]))
     assert rc == 0, out["stats"]
     assert load(fleet["reports"] / "boundary-audit.json")["hosts"]["sgnames"]["status"] == "clean"
 
@@ -636,3 +663,83 @@ def test_remediate_is_one_module_call_per_host_with_a_section_per_fix(fleet):
     assert rc == 0 and out["stats"]["dirty"]["changed"] == 0, out["stats"]
     assert {n: s["status"] for n, s in _remediate_result(out, "dirty")["fixes"].items()} == {
         "ownership": "ok", "setid": "ok", "caps": "ok", "sandboxes": "skipped", "home_mode": "ok", "leaks": "ok"}
+
+
+# --- issue 27: an audit that checked nothing never says clean ---------------------------------
+
+@pytest.mark.controller
+def test_an_audit_with_the_scope_forgotten_is_not_audited_fails_and_is_amber(tmp_path):
+    """The issue's replay: a host holding a setuid-root shell in its Hermes home, audited with
+    the scope forgotten (no Hermes home, paths or sandbox directory, no mode, no agent user).
+    It said every check skipped, "1 clean", exit 0 and a green banner. Now every check is
+    not checked with the variable to set, the host is not audited in JSON, JUnit, HTML (amber),
+    SARIF, the summary line and set_stats, and the play fails."""
+    home = tmp_path / ".hermes"
+    ws = home / "sandboxes" / "docker" / "t1" / "workspace"
+    ws.mkdir(parents=True)
+    shell = ws / "rootshell"
+    shell.write_bytes(open("/bin/true", "rb").read())
+    os.chown(shell, 0, 0)
+    os.chmod(shell, 0o4755)
+    (tmp_path / "spool").mkdir()
+    inventory = tmp_path / "inventory"
+    inventory.write_text("[agents]\nforgot ansible_connection=local ansible_python_interpreter=%s "
+                         "sandboxguard_leak_spool_dir=%s\n" % (PYTHON, tmp_path / "spool"))
+    fleet = {"inventory": inventory, "tmp": tmp_path, "reports": tmp_path / "reports"}
+    rc, out = playbook(fleet, "audit", {"sandboxguard_report_dir": str(fleet["reports"])})
+    assert rc != 0, "an audit that checked nothing must fail the run"
+    report = load(fleet["reports"] / "boundary-audit.json")
+    host = report["hosts"]["forgot"]
+    assert host["status"] == "not_audited"
+    assert {name: c["status"] for name, c in host["checks"].items()} == dict.fromkeys(host["checks"], "not_checked")
+    assert report["summary"]["hosts_clean"] == 0 and report["summary"]["hosts_not_audited"] == 1
+    if jsonschema is not None:
+        with open(SCHEMA) as f:
+            jsonschema.validate(report, json.load(f))
+    junit = ET.parse(fleet["reports"] / "boundary-audit.xml").getroot()  # noqa: S314
+    errors = junit.findall("testsuite/testcase/error")
+    assert len(errors) == 4 and {e.get("type") for e in errors} == {"not_checked"}
+    assert junit.find("testsuite/properties/property[@name='status']").get("value") == "not_audited"
+    page = (fleet["reports"] / "boundary-audit.html").read_text()
+    assert '<div class="verdict warn">' in page and "not audited" in page and "all 1 host(s) clean" not in page
+    sarif = json.loads((fleet["reports"] / "boundary-audit.sarif").read_text())
+    invocation = sarif["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert len([n for n in invocation["toolExecutionNotifications"] if n["descriptor"]["id"] == "not_checked"]) == 4
+    summary = [r["msg"] for name, r in _task_results(out, "forgot") if name.endswith("Show the fleet summary")]
+    assert summary and "1 not audited" in summary[0] and "0 clean" in summary[0]
+    assert "sandboxguard_hermes_homes" in summary[0], summary[0]
+    stats = out["global_custom_stats"]["sandboxguard_audit"]
+    assert stats["hosts_not_audited"] == 1 and stats["hosts_clean"] == 0
+    [gate] = [r for name, r in _task_results(out, "forgot") if "not audited" in str(r.get("msg", ""))
+              and r.get("failed")]
+    assert "sandboxguard_allow_not_checked" in gate["msg"]
+    assert shell.stat().st_mode & 0o4000, "the audit changed a file"
+
+    # the scope given: the shell is found, and the three other checks not checked still fail the run
+    rc, _out = playbook(fleet, "audit", {"sandboxguard_report_dir": str(fleet["reports"]),
+                                         "sandboxguard_hermes_homes": str(home), "sandboxguard_checks": "",
+                                         "sandboxguard_fail_on_findings": "false"})
+    host = load(fleet["reports"] / "boundary-audit.json")["hosts"]["forgot"]
+    assert host["status"] == "findings" and rc != 0, "findings only report, the checks not checked still fail"
+    assert host["not_checked"] == ["home_mode", "leaks", "bwrap"], "a home owned by root names no agent account"
+
+
+def test_engine_discovery_off_is_a_warning_of_the_host_on_the_console_and_in_every_report(fleet):
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_docker="never",
+                                                  sandboxguard_checks="privileged_files"), limit="clean")
+    assert rc == 0, out["stats"]
+    report = load(fleet["reports"] / "boundary-audit.json")
+    [warning] = report["hosts"]["clean"]["warnings"]
+    assert "container engine discovery off or failed" in warning and "docker: never" in warning
+    assert report["summary"]["hosts_with_warnings"] == 1
+    junit = ET.parse(fleet["reports"] / "boundary-audit.xml").getroot()  # noqa: S314
+    assert "docker: never" in junit.find("testsuite/system-err").text
+    assert "docker: never" in (fleet["reports"] / "boundary-audit.html").read_text()
+    notes = json.loads((fleet["reports"] / "boundary-audit.sarif").read_text())["runs"][0]["invocations"][0][
+        "toolExecutionNotifications"]
+    assert [n["level"] for n in notes if n["descriptor"]["id"] == "engine_discovery"] == ["warning"]
+    audit_task = [r for name, r in _task_results(out, "clean") if "record" in r]
+    assert any("docker: never" in w for w in audit_task[0].get("warnings", [])), "the per-host console warning"
+    summary = [r["msg"] for name, r in _task_results(out, "clean") if name.endswith("Show the fleet summary")]
+    assert "warnings: clean: container engine discovery" in summary[0]

@@ -10,6 +10,7 @@ import os
 import queue
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -74,8 +75,10 @@ def tree(tmp_path):
 
 
 def test_scan_is_read_only_and_exits_1_on_findings(validator, tree):
+    os.mknod(str(tree / "dist" / "null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     doc, _proc = run_json(validator, "scan", "--json", str(tree), code=1)
     assert doc["changed"] is False and doc["counts"]["setid"] == 2
+    assert [f["type"] for f in doc["files"] if "device" in f["actions"]] == ["character device"]
     odd = [f for f in doc["files"] if "path_b64" in f]
     assert len(odd) == 1 and base64.b64decode(odd[0]["path_b64"]).endswith(b"odd-\xff-name")
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 from sandboxguard import caps as capsmod
-from sandboxguard._guard import fanotify
+from sandboxguard._guard import fanotify, guard_scope
 from sandboxguard._guard import guard as guardmod
 
 pytestmark = pytest.mark.root
@@ -61,10 +61,15 @@ class Running:
         self.records, self.logs = [], []
         self.roots = [(os.fspath(r), "test") for r in roots]
         self.marker_dir = os.fspath(marker_dir or os.path.dirname(self.roots[0][0]))
-        self.guard = guardmod.Guard(lambda: (list(self.roots), []), self.records.append, self.logs.append,
-                                    **kwargs)
+        self.guard = guardmod.Guard(self.source, self.records.append, self.logs.append, **kwargs)
         self.guard.start()
         assert self.guard.wait_jobs(WAIT_S), "the start sweep did not finish"
+
+    def source(self):
+        """What guard_scope.roots_source gives the guard: the roots (the test's, as operator
+        roots) proven by the scope and held, its refusals, the absent ones."""
+        held, refused, absent = guard_scope.roots_source((), None, [path for path, _source in self.roots])()
+        return [(opened, "test") for opened, _source in held], refused, absent
 
     def until(self, condition, timeout=WAIT_S):
         """Poll the guard until ``condition()`` holds (True) or WAIT_S pass (False): for what
@@ -150,6 +155,19 @@ def test_created_setuid_file_is_stripped(guard, sandbox):
     record = next(r for r in guard.records if r["path"] == path)
     assert record["actions"] == ["setuid"] and record["mode_before"] == "04755" and record["via"] == "event"
     assert record["latency_ms"] is not None and record["latency_ms"] >= 0
+
+
+def test_a_device_node_made_in_a_guarded_root_is_made_root_owned_mode_0000(guard, sandbox):
+    """issue 25 item 4: a block node a root container mknods 0666 in its bind mount is made
+    harmless within milliseconds, never given away (owner root, mode 0000)."""
+    path = sandbox / "task" / "workspace" / "sda"
+    os.mknod(path, 0o666 | stat.S_IFBLK, os.makedev(8, 0))
+    os.chown(path, 1000, 1000)
+    assert guard.until(lambda: mode_of(path) == 0), guard.logs
+    st = os.lstat(path)
+    assert (st.st_uid, st.st_gid) == (0, 0) and stat.S_ISBLK(st.st_mode)
+    record = next(r for r in guard.records if r["path"] == os.fspath(path))
+    assert record["actions"] == ["device"] and record["via"] == "event"
 
 
 def test_chmod_of_an_existing_file_to_setgid_is_stripped(guard, sandbox):
@@ -280,7 +298,7 @@ def test_a_refused_root_is_logged_once_not_at_every_rescan_and_again_when_the_re
         def refusals():
             return [line for line in running.logs if line.startswith("refused root ") and os.fspath(link) in line]
 
-        assert len(refusals()) == 1 and "is a symlink" in refusals()[0]
+        assert len(refusals()) == 1 and "goes through a symlink" in refusals()[0]
         for _rescan in range(3):
             running.guard.refresh_roots("rescan")
         assert len(refusals()) == 1, running.logs  # the same reason: said once
@@ -292,7 +310,7 @@ def test_a_refused_root_is_logged_once_not_at_every_rescan_and_again_when_the_re
         link.rmdir()
         os.symlink(sandbox, link)  # a symlink again: refused again, and said again
         running.guard.refresh_roots("rescan")
-        assert len(refusals()) == 2 and "is a symlink" in refusals()[1], running.logs
+        assert len(refusals()) == 2 and "goes through a symlink" in refusals()[1], running.logs
     finally:
         running.close()
 

@@ -46,7 +46,8 @@ BOM = b"\xef\xbb\xbf"  # the runner writes .runner with File.WriteAllText(..., E
 # A build step of a root container job: root-owned output, a tree, a private directory the
 # next checkout cannot remove, a setuid-root shell and a cap_net_raw+ep file, in the
 # workspace and in /github/home; one file keeps the runner's uid but gets group root; the
-# work folder itself and the home become root's (a root step can chown a bind mount's top).
+# home becomes root's (a root step can chown a bind mount's top; one that chowns the work
+# folder itself, /__w, is refused: test_a_job_that_chowns_the_work_folder_itself_is_refused).
 BUILD_STEP = r"""
 set -e
 mkdir -p dist/tree/a/b/c dist/private
@@ -62,7 +63,7 @@ cp /bin/true /github/home/raw && setcap cap_net_raw+ep /github/home/raw
 echo tool > /__t/node.tar
 echo temp > /__w/_temp/leftover.sh
 name=$(printf 'dist/evil\nline\377') && cp /bin/sh "$name" && chmod 4755 "$name"
-chown 0:0 /__w /github/home && chmod 700 /github/home
+chown 0:0 /github/home && chmod 700 /github/home
 """
 
 
@@ -224,6 +225,40 @@ def test_the_job_completed_hook_gives_the_whole_work_folder_back_to_the_runner_u
     assert world.what_changed() == []
 
 
+def test_a_job_that_chowns_the_work_folder_itself_is_refused_until_the_operator_gives_it_back(world, job):
+    """issue 25 item 3: the work folder must be the runner user's. A root step that chowns /__w
+    leaves a work folder root's; the helper cannot tell it from a root directory the runner
+    user put in its place, so it refuses with one line naming the path, its owner and the fix,
+    and gives nothing away; once the operator chowns it back, the next cleanup does the rest."""
+    run_step(job["container"], "chown 0:0 /__w", world)
+    before = privileged_left(job["work"], (world.uid, world.gid))
+    done = run_hook(world, job["runner"])
+    assert done.returncode == 2 and done.stdout == "", done
+    line = done.stderr.strip()
+    assert "\n" not in line and job["work"] in line and "uid 0" in line and "chown %d" % world.uid in line, line
+    assert privileged_left(job["work"], (world.uid, world.gid)) == before, "something was given away"
+    os.chown(job["work"], world.uid, world.gid)  # the operator, after looking at it
+    assert run_hook(world, job["runner"]).returncode == 0
+    assert privileged_left(job["work"], (world.uid, world.gid)) == []
+    assert world.what_changed() == []
+
+
+def test_a_device_node_a_job_made_is_made_root_owned_0000_and_never_given_to_the_runner_user(world, job):
+    """issue 25 item 4: Docker keeps CAP_MKNOD; a root step mknods a disk's node 0666 in /__w.
+    Before, the walk skipped it (complete, exit 0) and the runner user opened a root-only host
+    device through it."""
+    run_step(job["container"], "mknod /__w/sda b 8 0 && chmod 666 /__w/sda && mknod dist/null c 1 3", world)
+    done = run_hook(world, job["runner"])
+    assert done.returncode == 0, done.stderr
+    assert "2 device nodes made root 0000" in done.stdout, done.stdout
+    for node in (job["work"] + "/sda", job["dist"] + "/null"):
+        st = os.lstat(node)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0), node
+    opened = world.as_user(["/usr/bin/python3", "-c", "import sys; open(sys.argv[1], 'rb')", job["work"] + "/sda"])
+    assert opened.returncode != 0 and b"Permission denied" in opened.stderr
+    assert world.as_user(["rm", "-f", job["work"] + "/sda"]).returncode == 0  # still the runner user's to remove
+
+
 def test_a_second_run_finds_nothing_and_a_dry_run_changes_nothing(world, job):
     before = privileged_left(job["work"], (world.uid, world.gid))
     dry = subprocess.run([*_cli(), job["runner"], "--dry-run", "--json"], capture_output=True, text=True)
@@ -374,10 +409,20 @@ def test_the_github_provider_gives_the_work_folder_owned_by_the_runner_user_and_
     found = runners.github_runner(job["runner"])
 
     source = "GitHub runner %s" % job["runner"]
+    held = _without_held(found["roots"])
     assert found["roots"] == [{"path": job["work"], "source": source, "owner": (world.uid, world.gid)}]
+    # the work folder handed over as the descriptor the provider proved: the scope never walks its path again
+    assert [os.fstat(h.fd).st_ino for h in held] == [os.stat(job["work"]).st_ino]
+    for h in held:
+        h.close()
     [label] = found["labels"]
     assert found["labels"][label] == source
     assert [c.id for c in client.containers.list(filters={"label": label})] == [job["container"].id]
+
+
+def _without_held(roots):
+    """Take each provider root's ``held`` descriptor out of it (the roots then compare as data)."""
+    return [root.pop("held") for root in roots if "held" in root]
 
 
 SVC_UNIT = """[Unit]
@@ -410,6 +455,8 @@ def test_runners_installed_as_systemd_services_are_found_from_their_units(world)
     found = runners.github_runners_from_systemd(units)
 
     owner = (world.uid, world.gid)
+    for held in _without_held(found["roots"]):
+        held.close()
     assert found["roots"] == [{"path": first + "/_work", "source": "GitHub runner %s" % first, "owner": owner},
                               {"path": elsewhere, "source": "GitHub runner %s" % second, "owner": owner}]
     assert sorted(found["labels"]) == sorted([runners.github_label(first), runners.github_label(second)])

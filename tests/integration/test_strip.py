@@ -205,11 +205,21 @@ def test_fifo_keeps_its_bits_and_is_never_opened(tree):
     assert done[0]["counts"]["special"] == 1
 
 
-def test_device_node_keeps_its_bits(tree):
+def test_device_node_is_made_root_owned_mode_0000_never_setid_stripped_alone(tree):
     dev = tree / "null"
     os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     os.chmod(dev, 0o4666)
-    strip.strip([str(tree)])
+    os.chown(dev, 1000, 1000)
+    report = strip.strip([str(tree)])
+    assert mode_of(dev) == 0 and (os.lstat(dev).st_uid, os.lstat(dev).st_gid) == (0, 0)
+    assert report["counts"]["device"] == 1 and report["counts"]["setid"] == 0
+
+
+def test_device_node_keeps_its_bits_without_the_device_action(tree):
+    dev = tree / "null"
+    os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.chmod(dev, 0o4666)
+    strip.strip([str(tree)], devices=False)
     assert mode_of(dev) == 0o4666
 
 

@@ -20,8 +20,9 @@ IMAGE = "sandboxguard/debian:12"
 BUSYBOX_IMAGE = "sandboxguard/busybox:test"
 AGENT = (1000, 1000)
 ATTACK = r"""
-import os, shutil, struct
+import os, shutil, stat, struct
 os.makedirs("/workspace/dist", exist_ok=True)
+os.mknod("/workspace/disk", 0o666 | stat.S_IFBLK, os.makedev(8, 0))
 shutil.copy("/bin/true", "/workspace/dist/suid"); os.chmod("/workspace/dist/suid", 0o4755)
 open("/workspace/dist/sgid", "w").write("data\n"); os.chmod("/workspace/dist/sgid", 0o2644)
 shutil.copy("/bin/true", "/workspace/dist/ping")
@@ -115,6 +116,8 @@ def assert_swept(attacked, caps_checked=True):
         assert hashlib.sha256(open(path, "rb").read()).hexdigest() == digest, name
     for d in (attacked["workspace"], dist):
         assert os.lstat(d).st_uid == AGENT[0], d
+    disk = os.lstat(os.path.join(attacked["workspace"], "disk"))  # a block node: root's, 0000, never given away
+    assert (disk.st_uid, disk.st_gid, stat.S_IMODE(disk.st_mode)) == (0, 0, 0) and stat.S_ISBLK(disk.st_mode)
     outside = os.path.join(attacked["outside"], "suid")
     assert stat.S_IMODE(os.lstat(outside).st_mode) == 0o4755 and os.lstat(outside).st_uid == 0
 

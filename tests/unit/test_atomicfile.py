@@ -117,7 +117,7 @@ def test_the_writers_land_their_files_through_the_one_write(tmp_path, monkeypatc
 RENAMES_ALLOWED = {
     ("_core/atomicfile.py", "write_at", "os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)"):
         "the library's one atomic whole-file write: the temporary file onto the name, under the held directory",
-    ("_core/safefs.py", "rename_at", "os.rename(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)"):
+    ("_core/fdops.py", "rename_at", "os.rename(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)"):
         "the one renameat between two held directories (safemove moves a leak into quarantine with it): "
         "a move, not a write",
     ("crontab.py", "_write_private", "os.replace(tmp, path)"):

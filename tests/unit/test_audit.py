@@ -7,7 +7,16 @@ import subprocess
 import pytest
 from sandboxguard._fleet import audit
 
-NO_ENGINE = {"answered": False, "reason": "no engine here", "targets": [], "error": False}
+NEVER = {"docker": "never"}  # the privileged check with no engine asked: host-derived roots only
+
+
+@pytest.fixture
+def no_engine_here(monkeypatch):
+    """No engine socket on this host, whatever the machine runs (auto mode then asks none)."""
+    from sandboxguard import docker_engine
+
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(docker_engine, "engine_urls", lambda *args, **kwargs: [])
 
 
 @pytest.fixture
@@ -24,7 +33,7 @@ def hermes(tmp_path):
 
 
 def test_setuid_file_in_a_hermes_sandbox_is_a_finding_naming_its_path(hermes):
-    result = audit.check_privileged_files(hermes_homes=[str(hermes)], engine=NO_ENGINE)
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], **NEVER)
     assert result["status"] == "findings"
     assert [f["path"] for f in result["findings"]] == [str(hermes / "sandboxes/docker/t1/workspace/sh")]
     assert result["findings"][0]["mode"] == "04755" and result["findings"][0]["reasons"] == ["setuid"]
@@ -36,7 +45,7 @@ def test_file_capabilities_are_findings(hermes):
     target = hermes / "sandboxes/docker/t1/workspace/plain"
     if subprocess.run(["setcap", "cap_net_raw=ep", str(target)], check=False).returncode:
         pytest.skip("setcap is not available")
-    result = audit.check_privileged_files(paths=[str(hermes)], engine=NO_ENGINE)
+    result = audit.check_privileged_files(paths=[str(hermes)], **NEVER)
     caps = [f for f in result["findings"] if f["caps"]]
     assert caps and caps[0]["path"] == str(target) and caps[0]["reasons"] == ["caps"]
 
@@ -44,47 +53,63 @@ def test_file_capabilities_are_findings(hermes):
 def test_missing_paths_are_absent_for_this_host_and_the_rest_is_still_audited(hermes, tmp_path):
     missing = str(tmp_path / "not-here")
     result = audit.check_privileged_files(paths=[missing], hermes_homes=[str(hermes), str(tmp_path / "gone")],
-                                          engine=NO_ENGINE)
+                                          **NEVER)
     assert result["status"] == "findings"
     assert missing in result["absent"] and str(tmp_path / "gone/sandboxes/docker") in result["absent"]
     assert not result["errors"]
 
 
-def test_only_missing_paths_is_clean_with_the_reason(tmp_path):
-    result = audit.check_privileged_files(paths=[str(tmp_path / "nope")], engine=NO_ENGINE)
-    assert result["status"] == "clean" and result["absent"] == [str(tmp_path / "nope")]
-    assert "exist" in result["reason"]
+def test_only_missing_paths_is_not_checked_naming_them_and_the_variables(tmp_path):
+    """Nothing given exists on this host: no root was walked, so the check covered nothing
+    (issue 27: it said clean)."""
+    result = audit.check_privileged_files(paths=[str(tmp_path / "nope")], hermes_homes=[str(tmp_path / "gone")],
+                                          **NEVER)
+    assert result["status"] == "not_checked" and result["complete"] is False
+    assert {str(tmp_path / "nope"), str(tmp_path / "gone/sandboxes/docker")} <= set(result["absent"])
+    assert "exist" in result["reason"] and str(tmp_path / "nope") in result["reason"]
+    assert "sandboxguard_hermes_homes" in result["reason"] and "sandboxguard_paths" in result["reason"]
+
+
+def test_a_hermes_home_without_a_sandbox_yet_is_clean_with_the_reason(tmp_path):
+    """The home is there (Hermes runs here) and no sandbox was ever made: looked, nothing there."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    result = audit.check_privileged_files(hermes_homes=[str(home)], **NEVER)
+    assert result["status"] == "clean" and "no sandbox directory under %s yet" % home in result["reason"]
 
 
 def test_a_refused_root_is_an_error_naming_it_never_clean(tmp_path):
-    result = audit.check_privileged_files(paths=["/usr"], engine=NO_ENGINE)
+    result = audit.check_privileged_files(paths=["/usr"], **NEVER)
     assert result["status"] == "error"
     assert result["errors"][0]["path"] == "/usr" and "system" in result["reason"]
 
 
 def test_an_engine_asked_for_that_does_not_answer_is_an_error(hermes):
-    engine = dict(NO_ENGINE, error=True, reason="cannot reach the Docker engine at tcp://127.0.0.1:1")
-    result = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="always", engine=engine)
+    closed = "tcp://127.0.0.1:1"  # nothing listens there: the connection is refused at once
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="always", docker_host=closed)
     assert any(e["op"] == "engine" for e in result["errors"])
     clean_home = hermes.parent / "empty-home"
     clean_home.mkdir()
-    result = audit.check_privileged_files(hermes_homes=[str(clean_home)], docker="always", engine=engine)
+    result = audit.check_privileged_files(hermes_homes=[str(clean_home)], docker="always", docker_host=closed)
     assert result["status"] == "error" and "127.0.0.1:1" in result["reason"]
 
 
-def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes):
-    result = audit.check_privileged_files(hermes_homes=[str(hermes)], engine=NO_ENGINE)
-    assert result["engine"]["answered"] is False and "no engine here" in result["warnings"][0]
+def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes, no_engine_here):
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)])
+    assert result["engine"]["answered"] is False and "no container engine here" in result["warnings"][0]
 
 
-def test_nothing_to_look_under_is_skipped_not_clean():
-    result = audit.check_privileged_files(engine=NO_ENGINE)
-    assert result["status"] == "skipped" and result["reason"]
+def test_nothing_to_look_under_is_not_checked_naming_what_to_set():
+    result = audit.check_privileged_files(**NEVER)
+    assert result["status"] == "not_checked" and result["complete"] is False
+    for name in ("sandboxguard_hermes_homes", "sandboxguard_paths", "sandboxguard_sandbox_dir",
+                 "boundary_audit_hermes_homes"):
+        assert name in result["reason"], name
 
 
 def test_nested_roots_are_walked_once(hermes):
     result = audit.check_privileged_files(paths=[str(hermes), str(hermes / "sandboxes/docker/t1")],
-                                          hermes_homes=[str(hermes)], engine=NO_ENGINE)
+                                          hermes_homes=[str(hermes)], **NEVER)
     assert result["roots"] == [str(hermes)]
     assert len(result["findings"]) == 1
 
@@ -93,7 +118,7 @@ def test_walk_budget_cut_short_without_findings_is_an_error(tmp_path):
     tree = tmp_path / "big"
     for i in range(200):
         (tree / str(i)).mkdir(parents=True)
-    result = audit.check_privileged_files(paths=[str(tree)], budget=1e-9, engine=NO_ENGINE)
+    result = audit.check_privileged_files(paths=[str(tree)], budget=1e-9, **NEVER)
     assert result["status"] == "error" and "budget" in result["reason"]
 
 
@@ -117,16 +142,34 @@ def test_home_mode_as_asked_is_clean_and_aliases_count(tmp_path):
     assert audit.check_home_mode([str(home)], "isolated")["status"] == "clean"
 
 
-def test_home_mode_without_a_wanted_mode_is_skipped_and_lists_what_it_read(tmp_path):
+def test_home_mode_without_a_wanted_mode_is_not_checked_and_lists_what_it_read(tmp_path):
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.yaml").write_text("terminal:\n  home_mode: real\n")
     result = audit.check_home_mode([str(home)], "")
-    assert result["status"] == "skipped" and result["homes"][0]["mode"] == "real"
+    assert result["status"] == "not_checked" and result["homes"][0]["mode"] == "real"
+    assert "sandboxguard_home_mode" in result["reason"]
 
 
-def test_home_mode_of_a_missing_home_is_absent(tmp_path):
+def test_home_mode_without_a_hermes_home_is_not_checked_naming_the_variable():
+    result = audit.check_home_mode([], "profile")
+    assert result["status"] == "not_checked" and "sandboxguard_hermes_homes" in result["reason"]
+    assert "sandboxguard_home_mode" not in result["reason"]
+    assert "sandboxguard_home_mode" in audit.check_home_mode([], "")["reason"], "both missing: both named"
+
+
+def test_home_mode_of_a_missing_home_is_absent_and_not_checked(tmp_path):
     result = audit.check_home_mode([str(tmp_path / "nope")], "profile")
+    assert result["status"] == "not_checked" and result["absent"] == [str(tmp_path / "nope")]
+    assert str(tmp_path / "nope") in result["reason"] and "sandboxguard_hermes_homes" in result["reason"]
+
+
+def test_home_mode_of_one_missing_home_beside_a_found_one_is_a_verdict(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("terminal:\n  home_mode: profile\n")
+    (home / "home").mkdir(mode=0o700)
+    result = audit.check_home_mode([str(home), str(tmp_path / "nope")], "profile")
     assert result["status"] == "clean" and result["absent"] == [str(tmp_path / "nope")]
 
 
@@ -147,9 +190,10 @@ def test_leaks_are_findings(tmp_path):
     assert {"cron_job", "tmp_run_dir"} <= {f["kind"] for f in result["findings"]}
 
 
-def test_bwrap_without_an_agent_user_is_skipped():
+def test_bwrap_without_an_agent_user_is_not_checked_naming_the_variable():
     result = audit.check_bwrap("")
-    assert result["status"] == "skipped" and "agent user" in result["reason"]
+    assert result["status"] == "not_checked" and "agent user" in result["reason"]
+    assert "sandboxguard_agent_user" in result["reason"] and "boundary_audit_agent_user" in result["reason"]
 
 
 def test_bwrap_with_an_unknown_agent_user_is_an_error_not_a_finding():
@@ -163,8 +207,8 @@ def test_unselected_checks_are_skipped_and_a_crashing_check_does_not_hide_the_ot
     monkeypatch.setattr(audit, "check_leaks", boom)
     record = audit.audit_host(checks=["leaks", "bwrap"], paths=[str(tmp_path)])
     assert record["checks"]["leaks"]["status"] == "error" and "boom" in record["checks"]["leaks"]["reason"]
-    assert record["checks"]["bwrap"]["status"] == "skipped"
-    assert record["checks"]["privileged_files"]["status"] == "skipped"
+    assert record["checks"]["bwrap"]["status"] == "not_checked", "selected, no agent user"
+    assert record["checks"]["privileged_files"]["status"] == "skipped", "not selected"
     assert record["status"] == "error"
 
 
@@ -270,22 +314,30 @@ def test_leak_default_never_takes_root_from_a_root_owned_home_and_says_so(tmp_pa
     home = _owned_home(tmp_path, 0)
     spool = _two_tables(tmp_path, "nobody")
     result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool), hermes_homes=[str(home)])
-    assert result["status"] == "skipped" and result["findings"] == []
-    assert "owned by root" in result["reason"] and "leak users" in result["reason"]
+    assert result["status"] == "not_checked" and result["findings"] == []
+    assert "owned by root" in result["reason"] and "sandboxguard_leak_users" in result["reason"]
 
 
-def test_leak_default_without_any_agent_account_is_skipped_with_the_fix(tmp_path):
+def test_leak_default_without_any_agent_account_is_not_checked_with_the_fix(tmp_path):
     spool = _two_tables(tmp_path, "nobody")
     result = audit.check_leaks(tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
-    assert result["status"] == "skipped"
-    assert "no agent account known" in result["reason"] and "leak users" in result["reason"]
+    assert result["status"] == "not_checked"
+    assert "no agent account known" in result["reason"] and "sandboxguard_leak_users" in result["reason"]
+    assert "sandboxguard_agent_user" in result["reason"]
+
+
+def test_leak_users_none_of_which_exists_here_is_not_checked(tmp_path):
+    spool = _two_tables(tmp_path, "nobody")
+    result = audit.check_leaks(users=["sg-no-such-user"], tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
+    assert result["status"] == "not_checked" and "sg-no-such-user" in result["reason"]
+    assert "sandboxguard_leak_users" in result["reason"]
 
 
 def test_leak_users_naming_root_audits_root(tmp_path):
     spool = _two_tables(tmp_path, "nobody")
     result = audit.check_leaks(users=["root"], tmp_dir=str(tmp_path / "tmp"), spool_dir=str(spool))
     assert [f["path"] for f in result["findings"]] == [str(spool / "root")]
-    assert result["scope"] == {"root": ["named in the leak users"]}
+    assert result["scope"] == {"root": ["named in sandboxguard_leak_users (boundary_audit_leak_users)"]}
 
 
 def test_leak_default_takes_the_agent_user_and_not_a_task_directory_owner(tmp_path):
@@ -314,22 +366,19 @@ def test_bwrap_without_an_agent_user_never_imports_the_probe(monkeypatch):
 
     monkeypatch.delitem(sys.modules, "sandboxguard.bwrap", raising=False)
     result = audit.check_bwrap(None)
-    assert result["status"] == "skipped"
+    assert result["status"] == "not_checked"
     assert "sandboxguard.bwrap" not in sys.modules
 
 
-def test_no_engine_socket_answers_without_importing_the_docker_sdk(monkeypatch):
+def test_no_engine_socket_answers_without_importing_the_docker_sdk(hermes, no_engine_here, monkeypatch):
     import sys
 
-    monkeypatch.delenv("DOCKER_HOST", raising=False)
-    monkeypatch.setattr(audit, "DEFAULT_ENGINE_SOCKET", "/nonexistent/sg-docker.sock")
-    monkeypatch.setattr(audit, "PODMAN_ENGINE_SOCKET", "/nonexistent/sg-podman.sock")
-    monkeypatch.setattr(audit.defaults, "ROOTLESS_PODMAN_SOCKETS", "/nonexistent/sg-rootless/*.sock")
-    monkeypatch.delitem(sys.modules, "sandboxguard.docker_engine", raising=False)
-    auto = audit.engine_targets("auto")
-    assert (auto["answered"], auto["error"]) == (False, False) and "/nonexistent/sg-docker.sock" in auto["reason"]
-    assert "sandboxguard.docker_engine" not in sys.modules
-    assert audit.engine_targets("always")["error"] is True
+    monkeypatch.delitem(sys.modules, "docker", raising=False)
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)])
+    assert result["engine"]["answered"] is False and "no container engine here" in result["engine"]["reason"]
+    assert "docker" not in sys.modules
+    always = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="always")
+    assert any(e["op"] == "engine" for e in always["errors"])
 
 
 def test_the_audit_module_side_imports_no_report_writer():
@@ -411,7 +460,7 @@ def test_a_hermes_home_under_a_symlinked_path_names_the_real_path_in_every_check
     home = record["checks"]["home_mode"]
     assert home["status"] == "error" and "it leads to %s now" % real in home["reason"], home["reason"]
     leaks = record["checks"]["leaks"]
-    assert leaks["status"] == "skipped" and "it leads to %s now" % real in leaks["reason"], leaks["reason"]
+    assert leaks["status"] == "not_checked" and "it leads to %s now" % real in leaks["reason"], leaks["reason"]
 
 
 def test_a_root_through_a_symlink_is_refused_with_where_it_leads(tmp_path):
@@ -419,7 +468,8 @@ def test_a_root_through_a_symlink_is_refused_with_where_it_leads(tmp_path):
 
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "link").symlink_to("real")
-    for given, words in ((tmp_path / "link", "is a symlink"), (tmp_path / "link" / "sub", "goes through a symlink")):
+    for given in (tmp_path / "link", tmp_path / "link" / "sub"):
+        words = "goes through a symlink"
         with pytest.raises(RootRefused) as caught:
             check_root(str(given))
         real = os.path.realpath(str(given))

@@ -82,7 +82,8 @@ def test_summary_counts_hosts_and_checks():
     summary = ar.fleet_report(fleet())["summary"]
     assert (summary["hosts_total"], summary["hosts_with_findings"], summary["hosts_error"],
             summary["hosts_unreachable"], summary["hosts_clean"]) == (6, 2, 3, 1, 1)
-    assert summary["checks"]["privileged_files"] == {"findings": 2, "clean": 2, "error": 2, "skipped": 0, "items": 3}
+    assert summary["checks"]["privileged_files"] == {"findings": 2, "clean": 2, "error": 2, "not_checked": 0,
+                                                     "skipped": 0, "items": 3}
     assert summary["checks"]["leaks"]["error"] == 3
     assert summary["counts"] == {"privileged_files": 3, "home_mode": 0, "leaks": 0, "bwrap": 0}
 
@@ -147,10 +148,10 @@ def test_html_escapes_what_the_sandbox_controls():
     assert "<script>" not in page and "&lt;script&gt;" in page
 
 
-def test_write_reports_writes_the_three_reports_and_one_file_per_host(tmp_path):
+def test_write_reports_writes_the_four_reports_and_one_file_per_host(tmp_path):
     written = ar.write_reports(ar.fleet_report(fleet()), str(tmp_path / "out"))
     names = sorted(os.path.relpath(p, tmp_path / "out") for p in written)
-    assert names[:3] == ["boundary-audit.html", "boundary-audit.json", "boundary-audit.xml"]
+    assert names[:4] == ["boundary-audit.html", "boundary-audit.json", "boundary-audit.sarif", "boundary-audit.xml"]
     assert sorted(os.listdir(tmp_path / "out" / "hosts")) == sorted(n + ".json" for n in fleet())
 
 
@@ -297,3 +298,137 @@ def test_error_lines_name_each_reached_host_s_check_in_error_with_its_reason():
     many = ar.fleet_report({"h%d" % i: ar.host_record({"privileged_files": refused}) for i in range(7)})
     lines = ar.error_lines(many, limit=3)
     assert len(lines) == 4 and lines[-1] == "and %d more (see the reports)" % (len(ar.error_lines(many, 99)) - 3)
+
+
+# --- issue 27: nothing checked is never clean ------------------------------------------------
+
+NOT_CHECKED = check("not_checked", reason="no Hermes home given: set sandboxguard_hermes_homes")
+
+
+def test_three_of_four_checks_not_checked_is_not_audited_never_clean():
+    rec = record(home_mode=NOT_CHECKED, leaks=NOT_CHECKED, bwrap=NOT_CHECKED)
+    assert rec["status"] == "not_audited" and rec["not_checked"] == ["home_mode", "leaks", "bwrap"]
+    assert "home_mode (no Hermes home given" in rec["reason"]
+    one = record(bwrap=NOT_CHECKED)
+    assert one["status"] == "not_audited" and one["not_checked"] == ["bwrap"]
+
+
+def test_findings_and_errors_outrank_not_audited_and_none_selected_is_not_audited():
+    assert record(check("findings", [SUID]), bwrap=NOT_CHECKED)["status"] == "findings"
+    assert record(leaks=check("error", reason="x"), bwrap=NOT_CHECKED)["status"] == "error"
+    skipped = ar.host_record({c: check("skipped", reason="not selected (checks or tags)") for c in ar.CHECKS})
+    assert skipped["status"] == "not_audited" and "no check selected" in skipped["reason"]
+    assert skipped["not_checked"] == list(ar.CHECKS)
+
+
+def not_checked_fleet():
+    return ar.fleet_report({"clean": record(), "na": record(bwrap=NOT_CHECKED),
+                            "dirty-na": record(check("findings", [SUID]), home_mode=NOT_CHECKED),
+                            "gone": ar.unreachable_record("timeout")})
+
+
+def test_summary_counts_hosts_not_audited_and_every_host_with_a_check_not_checked():
+    summary = not_checked_fleet()["summary"]
+    assert (summary["hosts_not_audited"], summary["hosts_not_checked"], summary["hosts_clean"]) == (1, 2, 1)
+    assert summary["hosts_error"] == 1, "unreachable only: not audited is its own state"
+    assert summary["checks"]["bwrap"]["not_checked"] == 1 and summary["checks"]["home_mode"]["not_checked"] == 1
+    assert list(not_checked_fleet()["hosts"]) == ["gone", "dirty-na", "na", "clean"], "worst first"
+
+
+def test_the_gate_fails_on_a_check_not_checked_unless_allowed():
+    summary = ar.fleet_report({"na": record(bwrap=NOT_CHECKED)})["summary"]
+    message = ar.gate(summary)
+    assert "1 host(s) not audited" in message and "bwrap on 1" in message
+    assert "sandboxguard_allow_not_checked" in message
+    assert ar.gate(summary, allow_not_checked=True) is None
+    both = not_checked_fleet()["summary"]
+    assert "2 host(s) not audited" in ar.gate(both, fail_on_findings=False, fail_on_errors=False)
+    assert ar.gate(both, fail_on_findings=False, fail_on_errors=False, allow_not_checked=True) is None
+
+
+def test_stats_carry_the_hosts_not_audited_for_awx():
+    stats = ar.stats(not_checked_fleet()["summary"])
+    assert (stats["hosts_not_audited"], stats["hosts_not_checked"]) == (1, 2)
+    assert stats["checks"]["bwrap"]["not_checked"] == 1
+
+
+def test_junit_shows_a_check_not_checked_as_an_error_of_its_own_type():
+    root = ET.fromstring(ar.to_junit(not_checked_fleet()).encode())  # noqa: S314
+    suite = next(s for s in root.findall("testsuite") if s.get("name") == "na")
+    error = suite.find("testcase[@name='bwrap']/error")
+    assert error.get("type") == "not_checked" and "sandboxguard_hermes_homes" in error.get("message")
+    assert suite.find("properties/property[@name='status']").get("value") == "not_audited"
+    assert suite.get("errors") == "1"
+
+
+def test_html_shows_hosts_not_audited_in_amber_never_all_clean():
+    page = ar.to_html(ar.fleet_report({"na": record(bwrap=NOT_CHECKED)}))
+    assert '<div class="verdict warn">' in page and "not audited" in page and "all 1 host(s) clean" not in page
+    assert '<span class="b not_audited">' in page and '<span class="b not_checked">' in page
+    assert ".b.not_audited,.b.not_checked{background:var(--warn-bg)" in page
+    assert '<div class="verdict ok">all 1 host(s) clean</div>' in ar.to_html(ar.fleet_report({"c": record()}))
+
+
+def test_problem_lines_name_the_checks_not_checked_with_the_variable_to_set():
+    lines = ar.error_lines(not_checked_fleet())
+    assert "na bwrap not checked: no Hermes home given: set sandboxguard_hermes_homes" in lines
+    assert "dirty-na home_mode not checked: no Hermes home given: set sandboxguard_hermes_homes" in lines
+
+
+def test_engine_discovery_off_or_failed_is_a_warning_of_the_host_in_every_report():
+    privileged = dict(check("clean"), engine={"answered": False, "reason": "not asked (docker: never)",
+                                              "targets": [], "engines": []})
+    report = ar.fleet_report({"h": record(privileged)})
+    assert report["hosts"]["h"]["warnings"] == [
+        "container engine discovery off or failed (Docker sandboxes not asked for): not asked (docker: never)"]
+    assert report["summary"]["hosts_with_warnings"] == 1 and report["hosts"]["h"]["status"] == "clean"
+    assert "docker: never" in ET.fromstring(ar.to_junit(report).encode()).find(  # noqa: S314
+        "testsuite/system-err").text
+    assert '<p class="warning">warning: container engine discovery' in ar.to_html(report)
+    assert ar.warning_lines(report) == ["h: " + report["hosts"]["h"]["warnings"][0]]
+    answered = dict(privileged, engine={"answered": True, "reason": None, "targets": [], "engines": ["docker"]})
+    assert ar.fleet_report({"h": record(answered)})["hosts"]["h"]["warnings"] == []
+
+
+def test_not_audited_validates_and_the_schema_wants_its_reason(validator):
+    report = json.loads(ar.to_json(not_checked_fleet()))
+    validator.validate(report)
+    del report["hosts"]["na"]["reason"]
+    assert list(validator.iter_errors(report))
+
+
+def test_merge_reads_a_version_1_report_and_works_each_status_out_again(tmp_path):
+    """A version 1 report (before not_checked) merges; a record whose status disagrees with its
+    checks (hand-edited to clean) is restated from them."""
+    doc = json.loads(ar.to_json(ar.fleet_report({"old": record(), "edited": record(bwrap=NOT_CHECKED)})))
+    doc["schema_version"] = 1
+    for host in doc["hosts"].values():
+        del host["not_checked"], host["warnings"]
+    doc["hosts"]["edited"]["status"] = "clean"
+    (tmp_path / "v1.json").write_text(json.dumps(doc))
+    merged = ar.merge([str(tmp_path / "v1.json")])
+    assert merged["schema_version"] == 2
+    assert {n: h["status"] for n, h in merged["hosts"].items()} == {"edited": "not_audited", "old": "clean"}
+
+
+def test_a_check_added_later_appears_in_every_report_with_no_change_to_the_writers():
+    """The writers are driven by the checks a record carries (the fifth check, runtime, comes from
+    another change): it is summarized, gated, and shown in JUnit and HTML."""
+    rec = record()
+    rec["checks"]["runtime"] = check("findings", [{"path": "/etc/docker/daemon.json", "reason": "no-seccomp-profile",
+                                                   "message": "no seccomp profile"}])
+    hosts = ar.collect({"h": {"record": rec}}, ["h"])
+    report = ar.fleet_report(hosts)
+    assert report["hosts"]["h"]["status"] == "findings" and report["summary"]["checks"]["runtime"]["findings"] == 1
+    assert report["summary"]["counts"]["runtime"] == 1 and "runtime on 1" in ar.gate(report["summary"])
+    root = ET.fromstring(ar.to_junit(report).encode())  # noqa: S314
+    assert root.find("testsuite/testcase[@name='runtime']/failure") is not None
+    assert "/etc/docker/daemon.json" in ar.to_html(report)
+
+
+def test_junit_fails_a_host_where_no_check_was_selected():
+    none = ar.host_record({c: check("skipped", reason="not selected (checks or tags)") for c in ar.CHECKS})
+    root = ET.fromstring(ar.to_junit(ar.fleet_report({"h": none})).encode())  # noqa: S314
+    error = root.find("testsuite/testcase[@name='audit']/error")
+    assert error is not None and error.get("type") == "not_checked" and "no check selected" in error.get("message")
+    assert root.get("errors") == "1" and root.get("skipped") == "4"

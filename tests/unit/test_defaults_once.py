@@ -338,9 +338,14 @@ def _input_targets(playbook):
     found = {}
     for play in plays:
         via = {}
-        for name, text in (play.get("vars") or {}).items():
+        # play variables, and facts set from an input (the scope remediate takes from the inputs given)
+        given = [*(play.get("vars") or {}).items(),
+                 *(item for task in _play_tasks(play.get("tasks"))
+                   for item in (task.get("ansible.builtin.set_fact") or {}).items())]
+        for name, text in given:
             match = PASSED.match(str(text).strip())
-            if name.startswith("sandboxguard__") and match and match.group(1).startswith("sandboxguard_"):
+            if name.startswith("sandboxguard__") and match and match.group(1).startswith("sandboxguard_") \
+                    and not match.group(1).startswith("sandboxguard__"):
                 via[name] = match.group(1)
 
         def source(text, via=via):
@@ -349,14 +354,22 @@ def _input_targets(playbook):
             name = via.get(name, name)
             return name if name and name.startswith("sandboxguard_") and not name.startswith("sandboxguard__") else None
 
-        for task in _play_tasks(play.get("tasks")):
+        tasks = list(_play_tasks(play.get("tasks")))
+        role_options = {}  # every option of every role the play runs: what its set_fact tasks may feed
+        for task in tasks:
             imported = task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}
             role = imported.get("name")
             if role and role.startswith(FQCN):
                 options = _role_options(role[len(FQCN):])
+                role_options.update(options)
                 for variable, text in (task.get("vars") or {}).items():
                     if source(text) and variable in options:
                         found.setdefault(source(text), []).append((variable, options[variable].get("default")))
+        for task in tasks:  # inputs given to role variables with set_fact (only when set: issue 27)
+            for variable, text in (task.get("ansible.builtin.set_fact") or {}).items():
+                if source(text) and variable in role_options:
+                    found.setdefault(source(text), []).append((variable, role_options[variable].get("default")))
+        for task in tasks:
             for module, args in _module_calls([task]):
                 spec = _argument_spec(module) if module in MODULES else {}
                 for option, text in args.items():

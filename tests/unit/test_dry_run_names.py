@@ -35,9 +35,6 @@ DRY_SPELLINGS = {"check", "check_mode", "checkmode", "dryrun", "dry", "noop", "n
 OTHER_MEANINGS = {
     ("_core/proc.py", "run", "check"): "subprocess.run's check=: raise CalledProcessError on a non-zero exit",
     ("report.py", "dry_run_arg", "check"): "the resolver of the deprecated alias: the value the caller got",
-    ("_fleet/audit_report.py", "finding_line", "check"): "an audit check's name (privileged_files, leaks, ...)",
-    ("_fleet/audit_report.py", "_finding_cells", "check"): "an audit check's name",
-    ("_fleet/audit_report.py", "_check_html", "check"): "an audit check's name",
 }
 
 

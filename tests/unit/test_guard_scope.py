@@ -18,10 +18,14 @@ def test_explicit_paths_and_operator_roots_are_scope_roots_derived_again_at_each
     roots, engine = guard_scope.sources([str(tmp_path / "a")], [], None, [str(tmp_path / "b"), str(tmp_path / "a")],
                                         engine=False)
     assert engine is None
-    assert roots() == ([(str(tmp_path / "a"), "operator"), (str(tmp_path / "b"), "operator")], [])
+    held, refused, absent = roots()
+    assert [(opened.path, source) for opened, source in held] == [(str(tmp_path / "a"), "operator")]
+    assert refused == [] and absent == [str(tmp_path / "b")]
+    assert held[0][0].is_dir and os.fstat(held[0][0].fd).st_ino == os.stat(str(tmp_path / "a")).st_ino
+    held[0][0].close()
     (tmp_path / "b").mkdir()
     os.symlink(str(tmp_path / "a"), str(tmp_path / "b" / "c"))
     roots = guard_scope.sources([], [], str(tmp_path / "b" / "c"), engine=False)[0]
-    usable, refused = roots()
+    usable, refused, _absent = roots()
     assert usable == [] and "goes through a symlink" in refused[0]["reason"]
     assert callable(guard_scope.sources([], ["/nowhere"], None, docker_host="unix:///nowhere.sock")[1])

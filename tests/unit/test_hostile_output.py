@@ -15,6 +15,7 @@ import os
 from sandboxguard import leaks
 from sandboxguard._core.text import escape, from_result
 from sandboxguard._guard import guard as guardmod
+from sandboxguard.roots import open_root
 from sandboxguard_cli import output
 from sandboxguard_cli.commands import bwrap_probe as bwrap_cli
 from sandboxguard_cli.commands import fetch as fetch_cli
@@ -131,7 +132,7 @@ def test_scope_reasons_and_root_sources_escape_agent_names(tmp_path):
     _names, sources = audit.agent_accounts([os.fsdecode(home)])
     whys = [why for found in sources.values() for why in found]
     assert all("\n" not in why for why in whys) and [why for why in whys if "h\\nforged\\xff" in why], whys
-    found = scope.derive([os.fsdecode(home)])
+    found = scope.derive(scope.Request([os.fsdecode(home)]))
     assert [r["source"] for r in found["roots"]][-1] == "profile work of %s" % escape(os.fsdecode(home))
     assert all("\n" not in r["source"] for r in found["roots"])
     roots = [{"path": "/srv/h/sandboxes/docker", "realpath": "/srv/h/sandboxes/docker", "source": "x"}]
@@ -152,8 +153,13 @@ def test_every_line_the_guard_logs_escapes_the_names_in_it(tmp_path):
     missing = str(tmp_path / "later\nFORGED")
     logged = []
     wanted = [[(str(hostile), "hermes"), (missing, "hermes")]]
-    guard = guardmod.Guard(lambda: (wanted[0], [{"path": FORGED, "reason": "goes through a symlink"}]),
-                           lambda record: None, logged.append)
+
+    def held_roots():  # what guard_scope.roots_source gives: the descriptors proven, the absent paths
+        held = [(open_root(path), source) for path, source in wanted[0] if os.path.isdir(path)]
+        absent = [path for path, _source in wanted[0] if not os.path.isdir(path)]
+        return held, [{"path": FORGED, "reason": "goes through a symlink"}], absent
+
+    guard = guardmod.Guard(held_roots, lambda record: None, logged.append)
     guard.rootset.refresh(-1)  # no fanotify fd: the mark fails and the guard says so
     [root] = guard.roots.values()
     guard.pool._finish({"kind": "sweep", "paths": [root.path], "reason": "start", "read_at": None,

@@ -173,3 +173,37 @@ def test_every_section_and_the_host_are_the_one_envelope(host):
     for section in [result, *result["fixes"].values()]:
         assert set(report.ENVELOPE_KEYS) <= set(section), section
         assert section["status"] in remediate.STATUSES
+
+
+def test_one_remediate_call_derives_its_scope_once_and_connects_to_the_engines_once(host, monkeypatch):
+    """Proof held, not re-derived (issue 25): the walk fixes, the sandboxes fix and the leak
+    accounts share one scope.Scope, derived once, with one connection to the engines."""
+    from sandboxguard import docker_engine
+    from sandboxguard._privileged import scope
+
+    derived, connected = [], []
+    real_derive = scope.derive
+    task = {"Id": "c0ffee" * 8, "Name": "/hermes-t1", "Config": {"Labels": {}}, "State": {"Status": "exited"},
+            "Mounts": [{"Type": "bind", "Source": str(host["ws"]), "Destination": "/workspace", "RW": True}]}
+
+    def derive(*args, **kwargs):
+        derived.append(1)
+        return real_derive(*args, **kwargs)
+
+    def connect_engines(base_url=None, timeout=60, urls=None):
+        connected.append(base_url)
+        return docker_engine.Engines([docker_engine.Engine("docker", "unix:///sg-fake.sock", object(), "docker",
+                                                           "20.10")])
+
+    monkeypatch.setattr(scope, "derive", derive)
+    monkeypatch.setattr(docker_engine, "engine_urls", lambda *args, **kwargs: ["unix:///sg-fake.sock"])
+    monkeypatch.setattr(docker_engine, "connect_engines", connect_engines)
+    monkeypatch.setattr(docker_engine, "engine_info", lambda client: {"OSType": "linux", "SecurityOptions": []})
+    monkeypatch.setattr(docker_engine, "inspect_containers", lambda client, names, include_stopped: [task])
+    before = state(host)
+    result = run(host, docker="auto", dry_run=True)
+    assert (len(derived), len(connected)) == (1, 1), (derived, connected)
+    assert result["fixes"]["sandboxes"]["status"] == "changed", result["fixes"]["sandboxes"]
+    assert [s["path"] for s in result["fixes"]["sandboxes"]["sandboxes"]] == [str(host["ws"])]
+    assert result["fixes"]["setid"]["status"] == "changed" and result["fixes"]["leaks"]["status"] == "changed"
+    assert state(host) == before, "a dry run changed something"

@@ -33,7 +33,8 @@ def test_merge_writes_one_set_of_reports_and_exits_1_on_findings(tmp_path, capsy
         report = json.load(f)
     assert list(report["hosts"]) == ["gone", "web-1", "db-1", "web-2"]
     assert report["summary"]["hosts_total"] == 4 and report["summary"]["hosts_unreachable"] == 1
-    assert sorted(os.listdir(out)) == ["boundary-audit.html", "boundary-audit.json", "boundary-audit.xml", "hosts"]
+    assert sorted(os.listdir(out)) == ["boundary-audit.html", "boundary-audit.json", "boundary-audit.sarif",
+                                      "boundary-audit.xml", "hosts"]
     assert "4 host(s), 1 with findings" in capsys.readouterr().out
 
 

@@ -37,7 +37,7 @@ def test_prove_records_the_owners_of_what_it_walked(tmp_path):
     (tmp_path / "a").mkdir()
     owners = {}
     scope.prove(str(tmp_path / "a" / "missing"), owners)
-    assert owners[str(tmp_path / "a")] == os.getuid() and owners["/"] == 0
+    assert owners[str(tmp_path / "a")] == (os.getuid(), os.getgid()) and owners["/"] == (0, 0)
     assert str(tmp_path / "a" / "missing") not in owners
 
 
@@ -53,7 +53,8 @@ def _home(tmp_path, profiles=("work", "lab")):
 
 def test_derive_gives_the_sandbox_dir_each_home_and_each_profile_in_order(tmp_path):
     home = _home(tmp_path, ("b", "a", ".deleted", "Caps"))
-    found = scope.derive([str(home)], str(tmp_path / "sb"), [str(tmp_path / "ci"), str(home / "sandboxes" / "docker")])
+    found = scope.derive(scope.Request([str(home)], str(tmp_path / "sb"),
+                                       [str(tmp_path / "ci"), str(home / "sandboxes" / "docker")]))
     assert [(r["path"], r["source"], r["owner"]) for r in found["roots"]] == [
         (str(tmp_path / "sb" / "docker"), "TERMINAL_SANDBOX_DIR", None),
         (str(home / "sandboxes" / "docker"), "HERMES_HOME %s" % home, None),
@@ -72,11 +73,11 @@ def test_derive_refuses_relative_system_and_symlinked_roots_with_their_reasons(t
     home = _home(tmp_path, ())
     (tmp_path / "victim").mkdir()
     os.symlink(str(tmp_path / "victim"), str(home / "profiles"))
-    found = scope.derive([str(home)], extra_roots=["rel", "/", "/etc", "/usr/lib/x"])
+    found = scope.derive(scope.Request([str(home)], paths=["rel", "/", "/etc", "/usr/lib/x"]))
     reasons = {item["path"]: item["reason"] for item in found["refused"]}
     assert reasons["rel"] == scope.REASON_RELATIVE
     assert "system" in reasons["/"] and "system path (/etc" in reasons["/etc"] and "/usr" in reasons["/usr/lib/x"]
-    assert "goes through a symlink (%s -> %s)" % (home / "profiles", tmp_path / "victim") in reasons[
+    assert "goes through a symlink, %s (to %s)" % (home / "profiles", tmp_path / "victim") in reasons[
         str(home / "profiles")]
     assert [r["path"] for r in found["roots"]] == [str(home / "sandboxes" / "docker")]
 
@@ -89,7 +90,7 @@ def test_a_provider_adds_roots_with_their_source_and_owner_between_hermes_and_th
         return [{"path": str(work), "source": "GitHub runner %s" % work.parent, "owner": (1234, 1234)},
                 {"path": str(tmp_path / "bad"), "reason": "named by a provider that refused it"}]
 
-    found = scope.derive([], None, [str(work), str(tmp_path / "op")], providers=[runner])
+    found = scope.derive(scope.Request([], None, [str(work), str(tmp_path / "op")], providers=[runner]))
     assert [(r["realpath"], r["source"], r["owner"]) for r in found["roots"]] == [
         (str(work), "GitHub runner %s" % work.parent, (1234, 1234)), (str(tmp_path / "op"), "operator", None)]
     assert found["refused"] == [{"path": str(tmp_path / "bad"), "reason": "named by a provider that refused it"}]
@@ -105,8 +106,8 @@ def test_a_provider_result_passes_its_labels_out_of_scope_and_errors_on(tmp_path
                 "out_of_scope": [{"what": "volume cache", "source": "GitLab runner a", "reason": "named volume"}],
                 "errors": [{"path": "/etc/gitlab-runner/config.toml", "op": "read", "error": "x"}]}
 
-    found = scope.derive(providers=[gitlab_like])
+    found = scope.derive(scope.Request(providers=[gitlab_like]))
     assert [r["realpath"] for r in found["roots"]] == [str(work)]
     assert found["labels"] == {"abc123": "GitHub runner /r"} and len(found["out_of_scope"]) == 1
     assert found["errors"] == [{"path": "/etc/gitlab-runner/config.toml", "op": "read", "error": "x"}]
-    assert scope.derive()["labels"] == {} and scope.derive()["roots"] == []
+    assert scope.derive(scope.Request())["labels"] == {} and scope.derive(scope.Request())["roots"] == []

@@ -67,7 +67,7 @@ def layout(tmp_path):
                       str(good / "profiles" / "lab" / "sandboxes" / "docker"),
                       str(good / "profiles" / "work" / "sandboxes" / "docker"),
                       str(linked_profiles / "sandboxes" / "docker"), str(tmp_path / "ci")]
-    link_reason = "goes through a symlink (%s -> %s); a derived root is never followed through one"
+    link_reason = "goes through a symlink, %s (to %s), and symlinks are not followed here"
     expected_refused = {
         str(linked_sandboxes / "sandboxes" / "docker"): link_reason % (linked_sandboxes / "sandboxes", victim),
         str(linked_profiles / "profiles"): link_reason % (linked_profiles / "profiles", victim / "profiles"),
@@ -85,7 +85,7 @@ def _reasons(refused):
 
 def test_every_consumer_gets_the_roots_and_the_refusals_scope_derives(layout):
     homes, sandbox_dir, extra = layout["homes"], layout["sandbox_dir"], layout["extra"]
-    found = scope.derive(homes, sandbox_dir, extra)
+    found = scope.derive(scope.Request(homes, sandbox_dir, extra))
     roots = [r["realpath"] for r in found["roots"]]
     refused = _reasons(found["refused"])
     assert roots == layout["roots"]
@@ -101,8 +101,13 @@ def test_every_consumer_gets_the_roots_and_the_refusals_scope_derives(layout):
     assert info["root_sources"] == found["roots"]
 
     # the guard, at start and at every rescan
-    guard_roots, guard_refused = guard_scope.sources((), homes, sandbox_dir, extra, engine=False)[0]()
-    assert [path for path, _source in guard_roots] == roots and _reasons(guard_refused) == refused
+    guard_roots, guard_refused, guard_absent = guard_scope.sources((), homes, sandbox_dir, extra, engine=False)[0]()
+    try:  # the held descriptors the scope proved: the guard never opens a root by path
+        assert sorted([held.path for held, _source in guard_roots] + guard_absent) == sorted(roots)
+        assert guard_absent == layout["missing"] and _reasons(guard_refused) == refused
+    finally:
+        for held, _source in guard_roots:
+            held.close()
 
     # the audit: every root that exists is walked, the others are absent, each refusal is an error
     check = audit.check_privileged_files(extra, homes, sandbox_dir, docker="never", budget=0)
@@ -119,7 +124,7 @@ def test_every_consumer_gets_the_roots_and_the_refusals_scope_derives(layout):
 
 def test_the_leak_accounts_are_the_owners_scope_finds_never_through_a_symlink(layout):
     homes, sandbox_dir = layout["homes"], layout["sandbox_dir"]
-    accounts = scope.derive(homes, sandbox_dir)["accounts"]
+    accounts = scope.derive(scope.Request(homes, sandbox_dir))["accounts"]
     _names, sources = audit.agent_accounts(homes, sandbox_dir)
     assert sources == accounts
     whys = [why for found in accounts.values() for why in found]
@@ -175,7 +180,7 @@ def runner_layout(tmp_path):
 def test_runner_providers_give_exactly_their_roots_with_owner_and_source_to_every_consumer(runner_layout):
     lay = runner_layout
     providers = runners.runner_providers([lay["runner"], lay["not_runner"]], lay["config"])
-    found = scope.derive([lay["home"]], None, (), providers)
+    found = scope.derive(scope.Request([lay["home"]], None, (), providers=providers))
     runner_root = {"path": lay["work"], "realpath": lay["work"], "source": "GitHub runner %s" % lay["runner"],
                    "owner": (RUNNER_UID, RUNNER_UID)}
     gitlab_root = {"path": lay["cache"], "realpath": lay["cache"], "source": "GitLab runner g1 volume",
@@ -201,8 +206,10 @@ def test_runner_providers_give_exactly_their_roots_with_owner_and_source_to_ever
     # no container mounts it any more (the job is over): the work folder is a target, whole
     assert [t["realpath"] for t in info["targets"]] == [lay["work"]]
 
-    guard_roots, _refused = guard_scope.sources((), [lay["home"]], None, (), engine=False, providers=providers)[0]()
-    assert [path for path, _source in guard_roots] == roots
+    guard_roots = guard_scope.sources((), [lay["home"]], None, (), engine=False, providers=providers)[0]()[0]
+    assert [held.path for held, _source in guard_roots] == roots
+    for held, _source in guard_roots:
+        held.close()
 
     check = audit.check_privileged_files((), [lay["home"]], None, docker="never", budget=0, providers=providers)
     assert sorted(check["roots"]) == sorted(roots)

@@ -16,14 +16,13 @@ reported is the one the chain proves. A root is also refused when it *is* a syst
 directory under another name (same st_dev and st_ino: a bind mount of /usr/bin at
 /srv/x) or when mountinfo says its mount shows a system path (a bind of /usr).
 """
-import errno
 import os
 import stat
 
+from ._core import safefs
 from ._core.mountinfo import mount_id_of_fd, read_mountinfo, source_paths
-from ._core.safefs import HeldFd, real_path_hint
+from ._core.safefs import HeldFd, PathRefused
 from ._core.text import escape
-from .errors import InputError
 
 # Refused as roots, and so is everything beneath them: the system's own files.
 SYSTEM_TREES = (
@@ -37,20 +36,14 @@ SYSTEM_DIRS = (
 )
 
 
-class RootRefused(InputError):
+class RootRefused(PathRefused):
     """A root that must not be walked; str() is one line naming the path and why.
 
     ``real_path``: for a root refused because it goes through (or is) a symlink, the
     directory it leads to now (safefs.real_path_hint: words for the operator, never a path
-    to act on), else None.
+    to act on), else None. A PathRefused (an InputError): the one walk from ``/``
+    (safefs.walk_path) raises it with the same messages as every other root-side walk.
     """
-
-    real_path = None
-
-    def __init__(self, path, reason):
-        super().__init__("%s: %s" % (escape(path), reason))
-        self.path = path
-        self.reason = reason
 
 
 class RootMissing(RootRefused):
@@ -66,12 +59,6 @@ def refusal_reason(real):
     if real in SYSTEM_DIRS:
         return "refusing a system directory as a root (too broad); name the sandbox directory below it instead"
     return None
-
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
-_PATH_FLAGS = getattr(os, "O_PATH", 0o10000000) | os.O_NOFOLLOW | os.O_CLOEXEC
-# Ancestors need only search permission, as a lookup by name does (a 0711 home).
-_STEP_FLAGS = _PATH_FLAGS | os.O_DIRECTORY
 
 
 class OpenRoot(HeldFd):
@@ -92,114 +79,37 @@ class OpenRoot(HeldFd):
     def is_dir(self):
         return self.name is None
 
-
-def _components(text):
-    """The names of an absolute path, '.' and empty ones dropped; and whether the
-    spelling demands a directory (a trailing '/', '/.' or '/..')."""
-    raw = text.split("/")
-    return [c for c in raw if c not in ("", ".")], raw[-1] in ("", ".", "..")
+    def borrowed(self):
+        """This root with the same descriptor, owned by the caller of borrowed (closing the
+        copy closes a dup): a held root handed down to a walk that closes what it gets."""
+        return OpenRoot(self.path, os.dup(self.fd), self.st, self.name)
 
 
-def _refuse_component(text, dfd, name, shown, last, allow_file):
-    """Why `name` under dfd could not be opened as a directory: RootRefused, or None when
-    it is the last component and a regular file that allow_file lets through."""
-    try:
-        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return RootMissing(text, "does not exist" if last else "%s does not exist" % escape(shown))
-    except OSError as exc:
-        return RootRefused(text, "cannot stat %s: %s" % (escape(shown), exc.strerror))
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            target = " (to %s)" % escape(os.readlink(name, dir_fd=dfd))
-        except OSError:
-            target = ""
-        real = real_path_hint(text)
-        now = " (it leads to %s now)" % escape(real) if real else ""
-        if last:
-            refused = RootRefused(text, "is a symlink%s; give the directory it points to%s, after checking it"
-                                  % (target, now))
-        else:
-            refused = RootRefused(text, "goes through a symlink, %s%s; give the real path%s, after checking it"
-                                  % (escape(shown), target, now))
-        refused.real_path = real
-        return refused
-    if last and allow_file and stat.S_ISREG(st.st_mode):
-        return None
-    if last:
-        kind = "a regular file" if stat.S_ISREG(st.st_mode) else "not a directory"
-        return RootRefused(text, "is %s; give a directory" % kind)
-    return RootRefused(text, "%s is not a directory" % escape(shown))
+def _root_missing(text, shown, last):
+    return RootMissing(text, "does not exist" if last else "%s does not exist" % escape(shown))
 
 
 def open_root(path, allow_file=False, mounts=None):
     """Open one operator-given root component by component from '/'; return an OpenRoot.
 
-    Every component is opened with O_NOFOLLOW|O_DIRECTORY relative to the one before, so
-    no symlink anywhere in the path is followed however the path is spelled; ``..``
-    steps back to the directory opened before. Refuses (RootRefused, one line naming the
-    path, the reason and the fix): relative or empty paths, missing components, any
-    symlink, system paths (SYSTEM_TREES, SYSTEM_DIRS) by the proven path, by identity
-    (st_dev, st_ino) and by mount source (mountinfo: a bind mount of a system
-    directory), and anything but a directory (or, with allow_file, a regular file).
-    ``mounts``: parse_mountinfo() output to use instead of reading /proc/self/mountinfo.
-    Touches the system (opens, fstat) but changes nothing.
+    The one walk from ``/`` (safefs.walk_path): every component is opened with
+    O_NOFOLLOW|O_DIRECTORY relative to the one before, so no symlink anywhere in the path is
+    followed however the path is spelled; ``..`` steps back to the directory opened before.
+    Refuses (RootRefused, one line naming the path, the reason and the fix): relative or
+    empty paths, missing components (RootMissing), any symlink, system paths (SYSTEM_TREES,
+    SYSTEM_DIRS) by the proven path, by identity (st_dev, st_ino) and by mount source
+    (mountinfo: a bind mount of a system directory), and anything but a directory (or, with
+    allow_file, a regular file). ``mounts``: parse_mountinfo() output to use instead of
+    reading /proc/self/mountinfo. Touches the system (opens, fstat) but changes nothing.
     """
-    text = os.fsdecode(path)
-    if not text:
-        raise RootRefused(text, "empty path")
-    if not text.startswith("/"):
-        raise RootRefused(text, "relative path; give an absolute path")
-    names, must_be_dir = _components(text)
-    chain = [(None, os.open("/", _STEP_FLAGS))]
-    file_name = None
+    walked = safefs.walk_path(path, allow_file=allow_file, refused=RootRefused, missing_error=_root_missing)
     try:
-        for index, name in enumerate(names):
-            if name == "..":
-                if len(chain) > 1:
-                    os.close(chain.pop()[1])
-                continue
-            last = index == len(names) - 1
-            shown = "/" + "/".join([n for n, _fd in chain[1:]] + [name])
-            try:
-                chain.append((name, os.open(name, _STEP_FLAGS, dir_fd=chain[-1][1])))
-            except OSError as exc:
-                if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
-                    raise RootRefused(text, "cannot open %s: %s" % (escape(shown), exc.strerror)) from None
-                refusal = _refuse_component(text, chain[-1][1], name, shown, last, allow_file and not must_be_dir)
-                if refusal is not None:
-                    raise refusal from None
-                file_name = name
-        proven = "/" + "/".join([n for n, _fd in chain[1:]] + ([file_name] if file_name else []))
-        dfd = chain[-1][1]
-        if file_name is not None:
-            st = _stat_file(text, dfd, file_name)
-        else:
-            st = os.fstat(dfd)
-        _refuse_system(text, proven, dfd, st, mounts)
-        if file_name is None:  # the directory itself, readable for the walk ("." never follows anything)
-            try:
-                chain.append((None, os.open(".", _DIR_FLAGS, dir_fd=dfd)))
-            except OSError as exc:
-                raise RootRefused(text, "cannot open the directory: %s" % exc.strerror) from None
+        refuse_system(os.fsdecode(path), walked.path, walked.fd, walked.st, mounts)
     except BaseException:
-        for _name, fd in chain:
-            os.close(fd)
+        walked.close()
         raise
-    for _name, fd in chain[:-1]:
-        os.close(fd)
-    return OpenRoot(proven, chain[-1][1], st, os.fsencode(file_name) if file_name else None)
-
-
-def _stat_file(text, dfd, name):
-    fd = os.open(name, _PATH_FLAGS, dir_fd=dfd)
-    try:
-        st = os.fstat(fd)
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(st.st_mode):
-        raise RootRefused(text, "changed while it was opened; run again")
-    return st
+    fd, walked.fd = walked.fd, None
+    return OpenRoot(walked.path, fd, walked.st, os.fsencode(walked.name) if walked.name is not None else None)
 
 
 def system_identities():
@@ -214,7 +124,11 @@ def system_identities():
     return found
 
 
-def _refuse_system(text, proven, dir_fd, st, mounts):
+def refuse_system(text, proven, dir_fd, st, mounts=None):
+    """Raise RootRefused when the proven root (its path, its directory's descriptor and
+    fstat) is a system path: by the path (refusal_reason), by identity (st_dev, st_ino: a
+    system directory under another name) and by mount source (mountinfo: a bind mount of a
+    system directory). ``mounts``: read_mountinfo() output to reuse. Touches the system."""
     reason = refusal_reason(proven)
     if reason:
         raise RootRefused(text, reason)

@@ -24,10 +24,8 @@ The owner ownership return gives files back to comes from the fstat of ``<sandbo
 opened component by component (safefs.open_dir, no symlink followed), never from a
 lookup by path.
 """
-import os
 import posixpath
 import queue as _queue
-import stat
 import threading
 import time
 
@@ -36,7 +34,9 @@ from . import report as envelope
 from . import strip as stripmod
 from ._core import safefs
 from ._core.text import escape
-from ._privileged import sandboxes, scope
+from ._privileged import sandboxes
+from ._privileged import scope as _scopemod
+from ._privileged import targets as _targets
 from ._privileged.sweep_steps import (  # noqa: F401  # pylint: disable=unused-import  # the steps, named here too
     CONTAINER_TARGET,
     PROLOGUE,
@@ -73,9 +73,16 @@ def sandbox_owner(target_root):
     as the agent's user, while the engine may create the task directories as root. The
     owner comes from a proven descriptor (path_owner): a symlink the agent swaps in on the
     way (``~/.hermes`` made a link to another user's tree) refuses it instead of giving the
-    files to that user.
+    files to that user. (A Scope carries it from its own proof: scope.Root.parent_owner.)
     """
     return path_owner(posixpath.dirname(target_root.rstrip("/")))
+
+
+def request_of(hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True, providers=(),
+               docker="always", **more):
+    """The scope.Request of the sweep's keyword arguments (the public signatures build it)."""
+    return _scopemod.Request(hermes_homes, sandbox_dir, extra_roots, docker=docker, names=names,
+                             include_stopped=include_stopped, providers=providers, **more)
 
 
 def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
@@ -83,78 +90,79 @@ def derive_roots(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()
     path, realpath, source, owner) and ``refused`` (dicts path, reason). ``providers``: more
     scope providers (runners.runner_providers: CI runners' roots). Touches the system
     (lists profiles, walks each root's path), changes nothing."""
-    found = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)
-    return found["roots"], found["refused"]
+    request = request_of(hermes_homes, sandbox_dir, extra_roots, providers=providers, docker="never")
+    with _scopemod.derive(request) as found:
+        return found["roots"], found["refused"]
 
 
 def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
-                engine=docker_engine, providers=()):
+                engine=docker_engine, providers=(), scope=None):
     """What sandbox_mounts_info returns (the report envelope): engine facts, roots (strings),
-    root_sources, refused_roots, containers and targets.
+    root_sources, refused_roots, containers, targets and ``engines`` ({name, url, kind,
+    error} of every engine asked: one engine's error is its own, the others' containers are
+    still there).
 
-    ``client``: one client, or a docker_engine.Engines group (every engine ``auto`` found):
-    each container record and target names its ``engine``/``engines``; ``engine`` (the facts)
-    sums the group up and lists each engine's facts in ``engine.engines``.
-    ``engine``: what asks the engine (docker_engine; a test passes an object with the same
-    engine_info, inspect_containers, inspect_container, container_events, run_disposable).
-    ``providers``: more scope providers (derive_roots).
+    ``scope``: a scope.Scope already derived (with the engines' answers) to report; without
+    one, one is derived here from the keywords, asking ``client`` (one client, or a
+    docker_engine.Engines group: every engine ``auto`` found): each container record and
+    target names its ``engine``/``engines``; ``engine`` (the facts) sums the group up and
+    lists each engine's facts in ``engine.engines``. ``engine``: what asks the engine
+    (docker_engine; a test passes an object with the same functions). ``providers``: more
+    scope providers (derive_roots).
     """
-    group = docker_engine.members(client)
-    facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
-                          for name, member in group])
-    usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots, providers)
-    inspects = _inspects(engine, group, names, include_stopped)
-    # Without a container filter, persistent sandbox directories no container mounts any
-    # more (a --rm container that died unseen) are swept too: their scope is host-derived.
-    # So is a whole root whose provider knows its owner (a runner's work folder, after the
-    # job's container is gone).
-    task_dirs = _task_dirs(usable) if not names else ()
-    containers, targets = _scope(inspects, usable, task_dirs)
-    info = _info(facts, usable, refused, containers, targets)
-    for warning in getattr(client, "warnings", ()):
-        envelope.add_warning(info, warning)
+    own = scope is None
+    if own:
+        scope = _scopemod.derive(request_of(hermes_homes, sandbox_dir, extra_roots, names, include_stopped,
+                                            providers), client=client, engine=engine)
+    try:
+        return info_of(scope, getattr(client, "warnings", ()))
+    finally:
+        if own:
+            scope.close()
+
+
+def info_of(found, warnings=()):
+    """The mounts_info envelope of a Scope with the engines' answers (pure)."""
+    _check_names(found)
+    info = _info(engine_facts(found), found.root_dicts(), list(found["refused"]), list(found.containers),
+                 [target.as_dict() for target in found.targets])
+    info["engines"] = found.engine_summary()
+    for answer in found.engine_errors():
+        envelope.add_warning(info, "engine %s (%s) did not answer: %s" % (answer["name"], answer.get("url"),
+                                                                          answer["error"]))
+    for warning in warnings:
+        if warning not in info["warnings"]:
+            envelope.add_warning(info, warning)
+    for target in found.targets:
+        if target.held is None:
+            envelope.add_warning(info, "sandbox %s: skipped, %s" % (escape(target.realpath), target.reason))
     return info
 
 
-def _task_dirs(usable):
-    """(realpath, root) pairs swept with no container: the Hermes task directories, and each
-    root that carries an owner (sandboxes.mount_scope: such a root is swept whole)."""
-    whole = [(r["realpath"], r["realpath"]) for r in usable if r.get("owner") and os.path.isdir(r["realpath"])]
-    return whole + list(sandboxes.list_task_dirs(usable))
+def _check_names(found):
+    """EngineError when containers were named and no engine that answered knows one of them."""
+    names = found.request.names
+    healthy = [a for a in found.engines if not a.get("error")]
+    if not names or not found.engines:
+        return
+    missing = [n for n in names if all(n in a.get("not_found", {}) for a in healthy)]
+    if missing or not healthy:
+        why = ["%s: %s" % (a["name"], a["not_found"][n]) for n in missing for a in healthy]
+        why += ["%s: %s" % (a["name"], a["error"]) for a in found.engines if a.get("error")]
+        raise docker_engine.EngineError("container %s: not found on any engine (%s)" % (
+            ", ".join(missing or names), "; ".join(why) or "no such container"))
 
 
-def _inspects(engine, group, names, include_stopped):
-    """[(engine name, inspect document)]: every container of every engine, or the ``names``
-    (each asked of every engine until one knows it; EngineError when none does)."""
-    if not names or len(group) == 1:
-        return [(name, doc) for name, member in group
-                for doc in engine.inspect_containers(member, names, include_stopped)]
-    found = []
-    for wanted in names:
-        errors = []
-        for name, member in group:
-            try:
-                found.append((name, engine.inspect_container(member, wanted)))
-                break
-            except docker_engine.EngineError as exc:
-                errors.append("%s: %s" % (name, exc))
-        else:
-            raise docker_engine.EngineError("; ".join(errors))
-    return found
-
-
-def _scope(inspects, usable, task_dirs=()):
-    """sandboxes.scope_containers over (engine name, document) pairs: each container record
-    says its ``engine``, each target the ``engines`` of the containers mounting it."""
-    containers, targets = sandboxes.scope_containers([doc for _name, doc in inspects], usable, os.path.realpath,
-                                                     sandboxes.path_kind, task_dirs)
-    by_id = {}
-    for record, (name, _doc) in zip(containers, inspects):
-        record["engine"] = name
-        by_id.setdefault(record["id"], name)
-    for target in targets:
-        target["engines"] = sorted({by_id[cid] for cid in target["containers"] if cid in by_id})
-    return containers, targets
+def engine_facts(found):
+    """The engines' facts summed up (_group_facts), or, when none answered, facts that say
+    the sweep cannot run and why (pure)."""
+    each = [a["facts"] for a in found.engines if a.get("facts") and not a.get("error")]
+    if each:
+        return _group_facts(each)
+    reason = found.engine_note or "; ".join("%s: %s" % (a["name"], a["error"]) for a in found.engines
+                                            if a.get("error")) or "no engine was asked"
+    return {"os": None, "rootless": False, "userns_remap": False, "remap_root": None, "sweepable": False,
+            "name": None, "url": None, "reason": "no container engine answered: %s" % reason, "engines": []}
 
 
 def _group_facts(each):
@@ -199,86 +207,134 @@ def _check_method(method, image):
 
 def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None, include_stopped=True,
           method="native", image=None, owner=None, budget_per_step=DEFAULT_BUDGET_PER_STEP_S, dry_run=False,
-          chown=True, info=None, engine=docker_engine, providers=()):
+          chown=True, info=None, engine=docker_engine, providers=(), scope=None):
     """Find the targets and sweep each one; return the sandbox_sweep result.
 
-    ``owner``: (uid, gid) for ownership return; None means each sandbox's owner, or, below a
-    root whose provider names an owner (a runner's work folder), that owner (the runner user).
-    ``providers``: more scope providers (derive_roots).
-    ``info``: a mounts_info() result to reuse (the watcher passes one per event).
+    ``scope``: the scope.Scope of this operation (derived once, with the engines' answers:
+    remediate and the watcher pass theirs); without one, one is derived here from the
+    keywords, asking ``client``. Every step walks from the target's held descriptor, opened
+    from its root's (scope.Target.held): nothing is opened by path again.
+    ``owner``: (uid, gid) for ownership return; None means each sandbox's owner (the owner of
+    the directory above its root, from the scope's own proof), or, below a root whose
+    provider names an owner (a runner's work folder), that owner (the runner user).
+    ``providers``: more scope providers (derive_roots). ``info``: deprecated (a mounts_info()
+    result: only its targets' paths are used, each opened from the scope's held roots).
     Returns the report envelope (report.py): ``roots`` the derived roots' realpaths,
     ``changed`` (in a dry run: would change), ``complete`` (every step of every sandbox
     finished), ``errors`` ({path, op, error} of every step), ``warnings`` (one per sandbox
-    that could not be swept completely), ``counts`` (summed over the steps' reports, plus
-    ``sandboxes``), ``elapsed``; and engine, targets, containers, root_sources,
-    refused_roots, sandboxes (one per target: path, owner, method, changed, steps[]).
+    that could not be swept completely, one per engine that did not answer), ``counts``
+    (summed over the steps' reports, plus ``sandboxes``), ``elapsed``; and engine, engines,
+    targets, containers, root_sources, refused_roots, sandboxes (one per target: path,
+    owner, method, changed, steps[]).
     """
     _check_method(method, image)
     started = time.monotonic()
-    if info is None:
-        info = mounts_info(client, hermes_homes, sandbox_dir, extra_roots, names, include_stopped, engine, providers)
+    own = scope is None
+    if own:
+        request = request_of(hermes_homes, sandbox_dir, extra_roots, names, include_stopped, providers,
+                             docker="never" if info is not None else "always")
+        scope = _scopemod.derive(request, client=client if info is None else None, engine=engine)
+    try:
+        if info is not None and own:
+            targets = _targets_of_info(scope, info)
+            info = dict(info, targets=[t.as_dict() for t in targets])
+        else:
+            info, targets = info_of(scope, getattr(client, "warnings", ())), list(scope.targets)
+        client = scope.client if scope.client is not None else client
+        options = dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, dry_run=dry_run,
+                       chown=chown, engine=engine)
+        return _sweep_all(client, scope, info, targets, options, started)
+    finally:
+        if own:
+            scope.close()
+
+
+def _targets_of_info(found, info):
+    """scope.Target of each target path in a mounts_info() result, opened from ``found``'s held roots."""
+    by_real = {root.realpath: root for root in found.roots}
+    targets = []
+    for target in info.get("targets") or ():
+        root = by_real.get(target["root"])
+        held, reason = _targets.open_target(root, target["realpath"])
+        if root is None:
+            continue  # not a root of this host's scope: never swept on a result's word
+        targets.append(_targets.Target(target["realpath"], root, target.get("containers", ()),
+                                       target.get("engines", ()), held, reason))
+    return targets
+
+
+def _sweep_all(client, found, info, targets, options, started):
+    """Sweep ``targets`` (scope.Target, held) of the scope ``found``; ``options``: method,
+    image, owner, budget_per_step, dry_run, chown and engine (sweep()'s keywords)."""
+    method, image, owner, engine = options["method"], options["image"], options["owner"], options["engine"]
+    budget_per_step, dry_run, chown = options["budget_per_step"], options.get("dry_run", False), options["chown"]
     facts = info["engine"]
     result = envelope.new_report(
         info["roots"], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts, targets=info["targets"],
         sandboxes=[], containers=info["containers"], root_sources=info["root_sources"],
-        refused_roots=info["refused_roots"])
-    if not facts["sweepable"]:
+        refused_roots=info["refused_roots"], engines=info.get("engines", []))
+    for warning in info.get("warnings", ()):
+        envelope.add_warning(result, warning)
+    if not facts["sweepable"] and not any(t.root.owner or not t.containers for t in targets):
         result["complete"] = False
         envelope.add_warning(result, "not sweeping: %s" % facts["reason"])
         return envelope.finish(result, started)
-    for warning in info.get("warnings", ()):
-        envelope.add_warning(result, warning)
-    chown_from = _chown_from(facts) if chown else ()
-    for target in info["targets"]:
-        entry = _sweep_target(client, target, method, image, owner, chown_from, budget_per_step, dry_run, result,
-                              engine)
-        result["sandboxes"].append(entry)
-        result["counts"]["sandboxes"] += 1
-        for step in entry["steps"]:
-            if step["report"] is not None:
-                for warning in step["report"].get("warnings", ()):
-                    envelope.add_warning(result, "sandbox %s: %s" % (escape(entry["path"]), warning))
-            # a step that could not run has no report: its errors are all it counts
-            counts = step["report"]["counts"] if step["report"] is not None else {"errors": len(step["errors"])}
-            envelope.merge(result, {"counts": counts, "errors": step["errors"]}, stripmod.DEFAULT_MAX_LISTED)
-            result["complete"] = result["complete"] and step["complete"]
-        result["changed"] = result["changed"] or entry["changed"]
+    chown_from = _chown_from(facts) if chown and facts["sweepable"] else ((0,) if chown else ())
+    try:
+        for target in targets:
+            _add_sandbox(result, _sweep_target(client, target, method, image, owner, chown_from, budget_per_step,
+                                               dry_run, result, engine))
+    finally:
+        for target in targets:  # opened from the info's paths here: the scope closes its own
+            if target not in found.targets and target.held is not None:
+                target.held.close()
     return envelope.finish(result, started)
+
+
+def _add_sandbox(result, entry):
+    result["sandboxes"].append(entry)
+    result["counts"]["sandboxes"] += 1
+    for step in entry["steps"]:
+        if step["report"] is not None:
+            for warning in step["report"].get("warnings", ()):
+                envelope.add_warning(result, "sandbox %s: %s" % (escape(entry["path"]), warning))
+        # a step that could not run has no report: its errors are all it counts
+        counts = step["report"]["counts"] if step["report"] is not None else {"errors": len(step["errors"])}
+        envelope.merge(result, {"counts": counts, "errors": step["errors"]}, stripmod.DEFAULT_MAX_LISTED)
+        result["complete"] = result["complete"] and step["complete"]
+    result["changed"] = result["changed"] or entry["changed"]
 
 
 def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_run, result, engine):
     """One sandbox entry: its owner, its steps; warnings go to ``result``."""
-    path = target["realpath"]
-    entry = {"path": path, "root": target["root"], "containers": target["containers"], "method": method,
+    path = target.realpath
+    entry = {"path": path, "root": target.root.realpath, "containers": target.containers, "method": method,
              "owner": None, "changed": False, "steps": []}
-    try:
-        known = owner if owner is not None else _root_owner(result, target["root"])
-        entry["owner"] = list(known if known is not None else sandbox_owner(target["root"]))
-    except (OSError, ValueError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        envelope.add_warning(result, "sandbox %s: cannot read the owner of its sandbox directory (%s); "
-                             "ownership is not returned" % (escape(path), why))
+    runner_owner = target.root.owner
+    known = owner if owner is not None else (runner_owner or target.root.parent_owner)
+    if known is not None:
+        entry["owner"] = list(known)
+    else:
+        envelope.add_warning(result, "sandbox %s: the owner of its sandbox directory is unknown (the scope could "
+                             "not prove it); ownership is not returned" % escape(path))
     own = tuple(entry["owner"]) if entry["owner"] else None
-    if owner is None and chown_from and _root_owner(result, target["root"]):
+    if owner is None and chown_from and runner_owner:
         # below a runner's work folder every file not the runner user's goes back (uid or gid:
         # either breaks the next checkout), as runner-cleanup does; the container method's
         # find takes the engine's uids only
         entry["chown_from"] = fileops.CHOWN_FROM_OTHERS if method == "native" else list(chown_from)
         chown_from = fileops.CHOWN_FROM_OTHERS if method == "native" else chown_from
-    try:
-        st = os.lstat(path)
-        if not stat.S_ISDIR(st.st_mode):
-            raise OSError(0, "not a directory any more")
-    except OSError as exc:
-        envelope.add_warning(result, "sandbox %s: skipped, %s" % (escape(path), exc.strerror or exc))
-        entry["skipped"] = str(exc.strerror or exc)
+    if target.held is None:
+        envelope.add_warning(result, "sandbox %s: skipped, %s" % (escape(path), target.reason))
+        entry["skipped"] = target.reason
+        result["complete"] = False
         return entry
     if method == "native":
-        entry["steps"] = sweep_native(path, own, chown_from, budget, dry_run)
+        entry["steps"] = sweep_native(target.held, own, chown_from, budget, dry_run)
     else:
         name, member = _strip_engine(client, target, result["engine"])
         entry["engine"] = name
-        entry["steps"] = sweep_container(member, path, own, chown_from, budget, image, dry_run,
+        entry["steps"] = sweep_container(member, target.held, own, chown_from, budget, image, dry_run,
                                          run=engine.run_disposable)
     problems = ["%s: %s" % (s["step"], s["error"] or "did not complete within its budget")
                 for s in entry["steps"] if s["error"] or not s["complete"]]
@@ -287,12 +343,6 @@ def _sweep_target(client, target, method, image, owner, chown_from, budget, dry_
             escape(path), method, "; ".join(problems)))
     entry["changed"] = any(s["changed"] for s in entry["steps"])
     return entry
-
-
-def _root_owner(result, root):
-    """The owner the provider of ``root`` named (a runner's user), or None (pure)."""
-    return next((tuple(r["owner"]) for r in result.get("root_sources") or ()
-                 if r["realpath"] == root and r.get("owner")), None)
 
 
 def _strip_engine(client, target, facts):
@@ -305,7 +355,7 @@ def _strip_engine(client, target, facts):
         group = [(facts.get("name"), client)]
     rootless = {f["name"] for f in facts.get("engines") or () if f["rootless"]}
     rootful = [(name, member) for name, member in group if name not in rootless] or group
-    return next((pair for pair in rootful if pair[0] in target.get("engines", ())), rootful[0])
+    return next((pair for pair in rootful if pair[0] in target.engines), rootful[0])
 
 
 # Container event actions the watcher acts on (docker_engine.event_fields makes Podman's
@@ -329,20 +379,24 @@ def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="nat
     """
     _check_method(method, image)
     emit = emit or (lambda event: None)
-    usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots, providers)
-    group = docker_engine.members(client)
-    facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
-                          for name, member in group])
-    # Inspect documents of live containers, so a container started with --rm can still be
-    # swept after it died and was removed.
-    known = {doc["Id"]: (name, doc) for name, doc in _inspects(engine, group, None, False)}
+    request = request_of(hermes_homes, sandbox_dir, extra_roots, None, False, providers, task_dirs=False)
+    with _scopemod.derive(request, client=client, engine=engine) as first:
+        facts = engine_facts(first)
+        # Inspect documents of live containers, so a container started with --rm can still be
+        # swept after it died and was removed.
+        known = {doc["Id"]: (a["name"], doc) for a in first.engines if not a.get("error")
+                 for doc in a["containers"]}
+        watching = {"event": "watching", "roots": [r.realpath for r in first.roots], "containers": len(known),
+                    "refused_roots": first["refused"], "engines": [a["name"] for a in first.engines],
+                    "engine_errors": [a for a in first.engine_summary() if a["error"]],
+                    "warnings": list(getattr(client, "warnings", ()))}
     since = int(time.time()) if since is None else since
-    emit({"event": "watching", "roots": [r["realpath"] for r in usable], "containers": len(known),
-          "refused_roots": refused, "engines": [name for name, _member in group],
-          "warnings": list(getattr(client, "warnings", ()))})
+    emit(watching)
+    group = docker_engine.members(client)
     options = dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, chown=chown)
+    context = (client, request.replace(docker="never"), facts, emit, engine, options)
     for name, member, event in _events(engine, group, since):
-        _on_event(client, name, member, event, known, usable, refused, facts, emit, engine, options)
+        _on_event(context, name, member, event, known)
 
 
 _ENDED = object()
@@ -387,7 +441,11 @@ def _events(engine, group, since):
         yield name, member, item
 
 
-def _on_event(client, name, member, event, known, usable, refused, facts, emit, engine, options):
+def _on_event(context, name, member, event, known):
+    """Sweep what one container event calls for: the in-scope mounts of a container that
+    stopped or died, under a fresh scope (its roots proven and held again for this sweep:
+    nothing an event carries widens them)."""
+    client, request, facts, emit, engine, options = context
     action, cid, attributes = docker_engine.event_fields(event)
     if not cid or attributes.get("sandboxguard") == "sweep":
         # our own disposable strip containers (method container): sweeping when they die
@@ -404,18 +462,24 @@ def _on_event(client, name, member, event, known, usable, refused, facts, emit, 
         return
     if action not in _SWEEP_ACTIONS:
         return
-    doc, task_dirs = known.get(cid, (name, None))[1], ()
+    doc, whole = known.get(cid, (name, None))[1], False
     if doc is None:
         try:
             doc = engine.inspect_container(member, cid)
         except docker_engine.EngineError as exc:  # removed before we saw it start: sweep every task dir
             emit({"event": "unknown-container", "id": cid, "engine": name, "error": str(exc)})
-            doc = {"Id": cid, "Mounts": []}
-            task_dirs = _task_dirs(usable)
-    containers, targets = _scope([(name, doc)], usable, task_dirs)
-    if not targets:
-        return
-    info = _info(facts, usable, refused, containers, targets)
-    result = sweep(client, info=info, engine=engine, **options)
+            doc, whole = {"Id": cid, "Mounts": []}, True
+    with _scopemod.derive(request) as fresh:
+        task_dirs = _targets.task_dirs_of(fresh.roots) if whole else ()
+        containers, targets = _targets.targets_for([(name, doc)], fresh.roots, task_dirs=task_dirs)
+        try:
+            if not targets:
+                return
+            info = _info(facts, fresh.root_dicts(), fresh["refused"], containers, [t.as_dict() for t in targets])
+            result = _sweep_all(client, fresh, info, targets, dict(options, engine=engine), time.monotonic())
+        finally:
+            for target in targets:
+                if target.held is not None:
+                    target.held.close()
     emit({"event": action, "id": cid[:12], "engine": name, "swept": [s["path"] for s in result["sandboxes"]],
           "changed": result["changed"], "warnings": result["warnings"], "report": result})

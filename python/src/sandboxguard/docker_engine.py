@@ -16,6 +16,7 @@ and reported, and its facts say rootless (no ownership return).
 import glob
 import os
 import posixpath
+import sys
 
 from ._core import defaults
 
@@ -325,3 +326,38 @@ def run_disposable(client, image, script, args, binds, timeout, user="0:0"):
     finally:
         client.api.remove_container(cid, force=True)
     return {"exit_code": exit_code, "output": output, "stdout": stdout, "stderr": stderr, "timed_out": timed_out}
+
+
+def survey(client, names=None, include_stopped=True, engine=None):
+    """Ask every engine of ``client`` (a connect_engines group, or one client) once: a list of
+    one dict per engine, ``{name, url, kind, version, rootless_uid, error, info, containers,
+    not_found}``. ``info``: the engine's /info answer (what the scope makes its facts of);
+    ``containers``: inspect documents (only
+    ``names`` when given: each asked of every engine, ``not_found`` maps those this engine
+    does not know to its answer). One engine's error is its own (``error``: one line, ``containers`` []):
+    the others are still asked. ``engine``: what makes the calls (this module; tests pass a
+    stand-in with engine_info, inspect_container and inspect_containers). Touches the
+    engines (reads only)."""
+    calls = engine if engine is not None else sys.modules[__name__]
+    answers = []
+    group = client if isinstance(client, Engines) else None
+    for name, member in members(client):
+        one = group.member(name) if group is not None else None
+        answer = {"name": name, "url": one.url if one else None, "kind": one.kind if one else engine_kind(member)[0],
+                  "version": one.version if one else None, "rootless_uid": one.rootless_uid if one else None,
+                  "error": None, "info": None, "containers": [], "not_found": {}}
+        try:
+            answer["info"] = calls.engine_info(member)
+            if names and len(names) and isinstance(client, Engines) and len(client) > 1:
+                for wanted in names:
+                    try:
+                        answer["containers"].append(calls.inspect_container(member, wanted))
+                    except EngineError as exc:
+                        answer["not_found"][wanted] = str(exc)
+            else:
+                answer["containers"] = calls.inspect_containers(member, names, include_stopped)
+        except Exception as exc:  # this engine's own failure: reported, the others still asked
+            answer.update(error="%s: %s" % (type(exc).__name__, exc) if not isinstance(exc, EngineError)
+                          else str(exc), containers=[])
+        answers.append(answer)
+    return answers

@@ -12,6 +12,14 @@ One race-safe walk per call does every requested action on each regular file:
 * ``setid``: clear S_ISUID and S_ISGID on regular files, keeping every other bit.
 * ``caps``: remove the ``security.capability`` xattr (method ``xattr``), or re-chown
   the file to its own uid and gid so the kernel drops it (method ``chown``).
+* ``device``: a block or character device node (Docker keeps CAP_MKNOD: a root container
+  can ``mknod`` a disk node 0666 into its bind mount) is made harmless, never given away:
+  root-owned, mode 0000 (its directory's owner may still unlink it).
+
+A regular file with more than one hard link is never given away (a link may be another
+user's file); where ``fs.protected_hardlinks`` is 0 nothing at all is changed on it, since
+any user may have linked a system binary into the tree (reported, with the sysctl as the
+fix). A change that failed is an error, never counted as done.
 
 How the walk treats a tree written by an untrusted container, possibly while we walk:
 
@@ -21,10 +29,11 @@ How the walk treats a tree written by an untrusted container, possibly while we 
 * It stays on the root's filesystem (st_dev) and prunes nested mount points: when
   /proc/self/mountinfo lists any below a root, every directory's mount id is checked
   (/proc/self/fdinfo), which also catches a bind mount of the same filesystem.
-* Only regular files are changed, and only through an O_PATH|O_NOFOLLOW handle whose
-  fstat shows the same (st_dev, st_ino) as the scan and a regular file; the change
-  goes through /proc/self/fd/N. FIFOs, sockets, devices and directories are never
-  opened for I/O and never lose bits (a setgid directory keeps its setgid bit).
+* Only regular files and device nodes are changed (and directories given back by the
+  ownership return), and only through an O_PATH|O_NOFOLLOW handle whose fstat shows the
+  same (st_dev, st_ino) and type as the scan; the change goes through /proc/self/fd/N.
+  Nothing is ever opened for I/O; FIFOs, sockets and directories never lose bits (a
+  setgid directory keeps its setgid bit).
 * A deadline (``budget`` seconds) ends the walk early with ``complete: False``;
   per-file errors are collected and the walk goes on; listed findings are capped.
 
@@ -113,7 +122,7 @@ def run(paths, options=None, **kwargs):
     """Walk `paths` once and apply the actions; return the report.
 
     ``options`` is a StripOptions (or a dict of its keywords); keywords work as well:
-    ``actions`` (subset of ACTIONS), ``dry_run``, ``budget`` (seconds for the whole
+    ``actions`` (subset of ACTIONS; default setid, caps and device), ``dry_run``, ``budget`` (seconds for the whole
     walk; 0 or None: no limit), ``chown_to`` ((uid, gid), required with the chown
     action), ``chown_from`` (uids; or "others": every uid and gid but chown_to's),
     ``caps_method``, ``hardlinks``, ``one_file_system``,
@@ -198,22 +207,24 @@ def _walk_single_file(walker, root):
     walker.act_on_file(root.fd, root.name, root.st, root.path)
 
 
-def scan(paths, caps=True, setid=True, **kwargs):
-    """Report setuid/setgid files and file capabilities under `paths`; change nothing.
+def scan(paths, caps=True, setid=True, devices=True, **kwargs):
+    """Report setuid/setgid files, file capabilities and device nodes under `paths`; change nothing.
 
     A scan is read-only, not a dry run of a strip: its report says ``changed: false``
     whatever it finds (the findings are in ``files`` and ``counts``; findings_remain
     tells whether there are any), as file_caps' ``state: query`` does.
     """
-    actions = tuple(a for a, on in (("setid", setid), ("caps", caps)) if on)
+    actions = tuple(a for a, on in (("setid", setid), ("caps", caps), ("device", devices)) if on)
     report = run(paths, actions=actions, dry_run=True, **kwargs)
     report["changed"] = False
     return report
 
 
-def strip(paths, setid=True, caps=True, chown_to=None, dry_run=False, **kwargs):
-    """Return ownership (when chown_to is given), strip setid bits and clear capabilities."""
-    actions = tuple(a for a, on in (("chown", chown_to is not None), ("setid", setid), ("caps", caps)) if on)
+def strip(paths, setid=True, caps=True, chown_to=None, dry_run=False, devices=True, **kwargs):
+    """Return ownership (when chown_to is given), strip setid bits, clear capabilities and make
+    device nodes harmless (root-owned, mode 0000)."""
+    actions = tuple(a for a, on in (("chown", chown_to is not None), ("setid", setid), ("caps", caps),
+                                    ("device", devices)) if on)
     return run(paths, actions=actions, dry_run=dry_run, chown_to=chown_to, **kwargs)
 
 
@@ -224,5 +235,5 @@ def findings_remain(report):
         return True
     if report.get("dry_run"):
         counts = report["counts"]
-        return bool(counts["setid"] or counts["caps"] or counts["chown"])
+        return bool(counts["setid"] or counts["caps"] or counts["chown"] or counts.get("device"))
     return False

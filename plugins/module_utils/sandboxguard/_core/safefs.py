@@ -34,126 +34,297 @@ import errno
 import os
 import stat
 
-from ..errors import InputError
+from .fdops import (  # noqa: F401  # pylint: disable=unused-import  # re-exported: callers import safefs
+    DEFAULT_READ_LIMIT,
+    DIR_FLAGS,
+    HANDLE_FLAGS,
+    MAX_LINKS,
+    O_PATH,
+    READ_FLAGS,
+    STEP_FLAGS,
+    Dir,
+    HeldFd,
+    PathRefused,
+    _kind,
+    _readlink_at,
+    list_dir_at,
+    lstat_at,
+    make_dir_at,
+    open_dir_at,
+    open_handle_at,
+    open_regular_at,
+    plain_mode,
+    read_at,
+    rename_at,
+    rmdir_at,
+    set_mode,
+    set_owner,
+    trusted_dir,
+    unlink_at,
+    writer_of,
+)
 from .text import escape
-
-O_PATH = getattr(os, "O_PATH", 0o10000000)
-# An ancestor needs only search permission, as a lookup by name does (a 0711 home).
-STEP_FLAGS = O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
-HANDLE_FLAGS = O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
-READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-MAX_LINKS = 40  # the kernel's own limit on symlinks in one lookup (path_resolution(7))
-DEFAULT_READ_LIMIT = 16 << 20
-_GROUP_OTHER_WRITE = stat.S_IWGRP | stat.S_IWOTH
-
-
-class PathRefused(InputError):
-    """A path or name root will not act on; str() is one line: the path, why, and the fix.
-
-    ``real_path``: for a path refused because it goes through a symlink another user could
-    have planted, the directory it leads to now (see :func:`real_path_hint`), or None.
-    """
-
-    def __init__(self, path, reason, real_path=None):
-        path = os.fsdecode(path) if isinstance(path, bytes) else str(path)
-        super().__init__("%s: %s" % (escape(path), reason))
-        self.path = path
-        self.reason = reason
-        self.real_path = real_path
-
-    def with_fix(self, fix):
-        """This refusal as one line, with ``fix`` added when the reason names none (a reason
-        that names its fix has one after a semicolon)."""
-        return str(self) if "; " in self.reason else "%s; %s" % (self, fix)
-
-
-def trusted_dir(st, euid=None):
-    """Whether a directory's fstat says only root (or the caller) can change its entries (pure).
-
-    Owned by root or by ``euid`` and writable by neither group nor others: a sticky
-    world-writable directory (/tmp) is not trusted, since anyone can create names there.
-    """
-    euid = os.geteuid() if euid is None else euid
-    return st.st_uid in (0, euid) and not st.st_mode & _GROUP_OTHER_WRITE
-
-
-def plain_mode(mode, mask=0o777):
-    """The permission bits of ``mode`` within ``mask``, never setuid, setgid or sticky (pure)."""
-    return stat.S_IMODE(mode) & mask & 0o777
-
-
-def writer_of(st):
-    """Who besides root can change the entries of a directory with this fstat, in words (pure)."""
-    who = []
-    if st.st_uid != 0:
-        who.append("uid %d" % st.st_uid)
-    if st.st_mode & stat.S_IWGRP:
-        who.append("group %d" % st.st_gid)
-    if st.st_mode & stat.S_IWOTH:
-        who.append("everyone")
-    return " and ".join(who) or "root only"
-
-
-class HeldFd:
-    """What holds one descriptor in ``fd`` (safefs.Dir, roots.OpenRoot): ``close`` it once, or
-    use ``with``."""
-
-    __slots__ = ("fd",)
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class Dir(HeldFd):
-    """A directory held open (see open_dir). Close it when done, or use ``with``.
-
-    ``fd``: the directory, O_RDONLY|O_DIRECTORY (readable, usable as ``dir_fd``).
-    ``path``: the absolute path the chain of opens proves (str). ``st``: its fstat.
-    ``trusted``: this directory and every one above it are trusted (trusted_dir).
-    """
-
-    __slots__ = ("path", "st", "trusted")
-
-    def __init__(self, fd, path, st, trusted):
-        self.fd, self.path, self.st, self.trusted = fd, path, st, trusted
-
-    def __repr__(self):
-        return "Dir(%r, fd=%r)" % (self.path, self.fd)
 
 
 def _split(text):
     return [part for part in text.split("/") if part not in ("", ".")]
 
 
-def _names(pending, chain):
-    """The components still ``pending`` (a stack the caller may push a symlink's target onto
-    meanwhile), in order; ``..`` steps back to the directory opened before it in ``chain``
-    (closing that one), never the kernel's ``..``, and is not yielded."""
-    while pending:
-        name = pending.pop()
-        if name == "..":
-            if len(chain) > 1:
-                os.close(chain.pop()[1])
-            continue
-        yield name
+MISSING_RAISE = "raise"  # a missing component: FileNotFoundError (or the ``missing_error`` given)
+MISSING_TAIL = "tail"  # ends what can be proven: the rest is kept as spelled (Walked.tail)
+MISSING_CREATE = "create"  # made with mkdirat, reopened O_NOFOLLOW and checked (make_dir_at)
+MISSING_POLICIES = (MISSING_RAISE, MISSING_TAIL, MISSING_CREATE)
 
 
-def _shown(chain, name=None):
-    names = [entry[0] for entry in chain[1:]] + ([name] if name is not None else [])
-    return "/" + "/".join(names)
+class Walked(HeldFd):
+    """What :func:`walk_path` proved. Close it when done, or use ``with``.
+
+    ``path``: the absolute path the chain of opens proves (str), with the unproven ``tail``
+    (names below the last directory that exists, as spelled) appended. ``fd``: the
+    directory itself (O_RDONLY|O_DIRECTORY: readable, usable as ``dir_fd``), or for a
+    regular file (``allow_file``) its parent directory with ``name`` its name (str), or None
+    (nothing held: ``hold`` was False, or a tail is left). ``st``: the fstat of the directory,
+    or of the file's O_PATH handle. ``trusted``: this directory and every one above it are
+    trusted (trusted_dir).
+    """
+
+    __slots__ = ("name", "path", "st", "tail", "trusted")
+
+    def __init__(self, path, fd, st, name=None, tail=(), trusted=False):
+        self.path, self.fd, self.st, self.name, self.tail, self.trusted = path, fd, st, name, list(tail), trusted
+
+
+def _missing_raise(text, shown, last):
+    return FileNotFoundError(errno.ENOENT, "No such file or directory (%s does not exist)" % escape(shown), text)
+
+
+class _Chain:
+    """The directories one walk_path holds, from ``/`` down: entries [name, fd, trusted, own];
+    ``own`` False for a descriptor borrowed from the caller's ``held`` cache (never closed here)."""
+
+    def __init__(self, held):
+        self.entries = []
+        self.held = held
+
+    def shown(self, name=None):
+        names = [entry[0] for entry in self.entries[1:]] + ([name] if name is not None else [])
+        return "/" + "/".join(names)
+
+    def push(self, name, fd, trusted, own=True):
+        self.entries.append([name, fd, trusted, own])
+
+    def pop(self):
+        entry = self.entries.pop()
+        if entry[3]:
+            os.close(entry[1])
+
+    def to_root(self):
+        while len(self.entries) > 1:
+            self.pop()
+
+    def close(self):
+        while self.entries:
+            self.pop()
+
+    @property
+    def fd(self):
+        return self.entries[-1][1]
+
+    @property
+    def trusted(self):
+        return self.entries[-1][2]
+
+
+def walk_path(path, follow_trusted_links=False, missing=MISSING_RAISE, mode=0o700, allow_file=False, owners=None,
+              held=None, refused=PathRefused, missing_error=_missing_raise, hold=True):
+    """Walk the absolute ``path`` from ``/`` one component at a time: the one walk from ``/``
+    of the library (safefs.open_dir, roots.open_root and the scope's proof all go through it,
+    with one set of messages); return a :class:`Walked`.
+
+    Every component is opened O_PATH|O_DIRECTORY|O_NOFOLLOW relative to the one before, so
+    nothing is resolved by the kernel; ``..`` steps back along the chain already opened
+    (never the kernel's ``..``). The policy:
+
+    - ``follow_trusted_links``: a symlink is followed only where only root (or the caller)
+      could have put it: in a trusted directory with every directory above it trusted
+      (trusted_dir); its target is walked by the same rules, at most MAX_LINKS links. Any
+      other symlink refuses the path (``refused``, naming the link, where it leads now and the
+      fix).
+    - ``missing``: MISSING_RAISE (``missing_error(text, shown, last)`` is raised: a
+      FileNotFoundError by default), MISSING_TAIL (the first component that does not exist, is
+      not a directory or cannot be searched ends the proof; the rest is kept as spelled in
+      ``tail``, a later ``..`` climbing back into it), or MISSING_CREATE (made with exactly
+      ``mode``, owned by the caller: make_dir_at).
+    - ``allow_file``: the last component may be a regular file (not when the spelling demands
+      a directory: a trailing ``/``, ``/.`` or ``/..``).
+    - ``owners``: a dict filled with {proven directory: (uid, gid)}, as the walk goes (a
+      refusal keeps what it proved).
+    - ``held``: a dict {proven directory: (fd, (uid, gid), trusted)} this walk reuses and adds to;
+      the caller closes those (the roots of one scope share their common directories).
+    - ``hold``: False proves only (``fd`` None).
+
+    Raises ``refused`` (a PathRefused, or a subclass such as roots.RootRefused) for a relative
+    or empty path, a symlink that is not followed, something that is not a directory, a
+    directory that changed while it was made, or one that cannot be opened. Touches the
+    system; changes nothing unless ``missing`` is MISSING_CREATE.
+    """
+    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
+    if not text:
+        raise refused(text, "empty path")
+    if not text.startswith("/"):
+        raise refused(text, "relative path; give an absolute path")
+    walk = _Walk(text, follow_trusted_links, missing, mode, allow_file, owners, held, refused, missing_error)
+    try:
+        walk.run()
+        return _walked(walk.chain, walk.tail, walk.file_name, hold, text, refused)
+    finally:
+        walk.chain.close()
+
+
+class _Walk:
+    """walk_path's state while it goes: the chain held, the names pending (a stack a followed
+    link's target is pushed onto), the unproven tail, the file found, the links followed."""
+
+    def __init__(self, text, follow, missing, mode, allow_file, owners, held, refused, missing_error):
+        self.text, self.follow, self.missing, self.mode, self.allow_file = text, follow, missing, mode, allow_file
+        self.refused, self.missing_error, self.held = refused, missing_error, held
+        self.must_be_dir = text.split("/")[-1] in ("", ".", "..")
+        self.euid = os.geteuid()
+        self.chain = _Chain(held)
+        self.seen = owners if owners is not None else {}
+        self.pending = list(reversed(_split(text)))
+        self.tail, self.file_name, self.links = [], None, 0
+
+    def run(self):
+        _step_into(self.chain, None, "/", "/", self.euid, self.held, self.seen)
+        while self.pending and self.file_name is None:
+            name = self.pending.pop()
+            if name == "..":
+                if self.tail:
+                    self.tail.pop()
+                elif len(self.chain.entries) > 1:
+                    self.chain.pop()
+            elif self.tail:
+                self.tail.append(name)
+            else:
+                self.step(name)
+
+    def step(self, name):
+        """One component: a directory joins the chain; anything else goes to _not_opened."""
+        shown = self.chain.shown(name)
+        try:
+            _step_into(self.chain, self.chain.fd, name, shown, self.euid, self.held, self.seen)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT, errno.EACCES):
+                raise self.refused(self.text, "cannot open %s: %s" % (escape(shown), exc.strerror)) from None
+            self._not_opened(name, shown, exc)
+
+    def _not_opened(self, name, shown, failure):
+        """A component that is no directory to open: a file, something missing, or a symlink."""
+        last = not self.pending
+        st = lstat_at(self.chain.fd, name) if failure.errno != errno.EACCES else None
+        other = st is not None and not stat.S_ISLNK(st.st_mode) and not stat.S_ISDIR(st.st_mode)
+        if failure.errno == errno.EACCES or other:
+            self._not_a_directory(name, shown, st, last, failure)
+        elif st is None or stat.S_ISDIR(st.st_mode):  # gone (or back) since the open: missing
+            self._missing(name, shown, last)
+        else:
+            self._symlink(name)
+
+    def _not_a_directory(self, name, shown, st, last, failure):
+        if last and self.allow_file and not self.must_be_dir and st is not None and stat.S_ISREG(st.st_mode):
+            self.file_name = name
+        elif self.missing == MISSING_TAIL:
+            self.tail.append(name)
+        elif failure.errno == errno.EACCES:
+            raise self.refused(self.text, "cannot open %s: %s" % (escape(shown), failure.strerror))
+        elif last:
+            raise self.refused(self.text, "is %s; give a directory" % (
+                "a regular file" if stat.S_ISREG(st.st_mode) else "not a directory"))
+        else:
+            raise self.refused(self.text, "%s is not a directory" % escape(shown))
+
+    def _missing(self, name, shown, last):
+        if self.missing == MISSING_TAIL:
+            self.tail.append(name)
+        elif self.missing == MISSING_CREATE:
+            fd, _created = make_dir_at(self.chain.fd, name, self.mode, path_for_errors=shown)
+            st = os.fstat(fd)
+            self.chain.push(name, fd, self.chain.trusted and trusted_dir(st, self.euid))
+            self.seen[shown] = (st.st_uid, st.st_gid)
+        else:
+            raise self.missing_error(self.text, shown, last)
+
+    def _symlink(self, name):
+        target = _readlink_at(self.chain.fd, name)
+        if not (self.follow and self.chain.trusted):
+            raise _link_refused(self.refused, self.text, self.chain, name, target, self.follow)
+        self.links += 1
+        if self.links > MAX_LINKS:
+            raise self.refused(self.text, "more than %d symlinks on the way" % MAX_LINKS)
+        if target.startswith("/"):
+            self.chain.to_root()
+        self.pending.extend(reversed(_split(target)))
+
+
+def _step_into(chain, dir_fd, name, shown, euid, held, seen):
+    """Push the directory ``name`` below ``dir_fd`` (None: ``/``) onto ``chain``, opened
+    O_PATH|O_NOFOLLOW|O_DIRECTORY, or the one ``held`` has for ``shown``. Raises OSError."""
+    parent_trusted = chain.trusted if chain.entries else True
+    if held is not None and shown in held:
+        fd, ids, trusted = held[shown]
+        chain.push(name, fd, trusted, own=False)
+        seen[shown] = ids
+        return
+    fd = os.open(name, STEP_FLAGS, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    trusted = parent_trusted and trusted_dir(st, euid)
+    seen[shown] = (st.st_uid, st.st_gid)
+    if held is not None:
+        held[shown] = (fd, (st.st_uid, st.st_gid), trusted)
+        chain.push(name, fd, trusted, own=False)
+    else:
+        chain.push(name, fd, trusted)
+
+
+def _walked(chain, tail, file_name, hold, text, refused):
+    """The Walked of a finished walk_path (the chain is closed by the caller)."""
+    proven = chain.shown()
+    if tail:
+        return Walked("/".join([proven.rstrip("/"), *tail]), None, None, tail=tail, trusted=False)
+    if file_name is not None:
+        handle, st = open_handle_at(chain.fd, file_name)
+        os.close(handle)
+        if not stat.S_ISREG(st.st_mode):
+            raise refused(text, "changed while it was opened; run again")
+        shown = chain.shown(file_name)
+        return Walked(shown, os.dup(chain.fd) if hold else None, st, file_name, trusted=chain.trusted)
+    if not hold:
+        return Walked(proven, None, os.fstat(chain.fd), trusted=chain.trusted)
+    try:
+        fd = os.open(".", DIR_FLAGS, dir_fd=chain.fd)  # "." never follows anything
+    except OSError as exc:
+        raise refused(text, "cannot open the directory: %s" % exc.strerror) from None
+    return Walked(proven, fd, os.fstat(fd), trusted=chain.trusted)
+
+
+def _link_refused(refused, text, chain, name, target, follow_trusted_links):
+    """The one refusal of a path through a symlink, wherever it sits in the path: names the
+    link and its target, why it is not followed, where the path leads now (real_path_hint:
+    words for the operator, never acted on) and the fix."""
+    real = real_path_hint(text)
+    why = _why_untrusted(chain.entries) if follow_trusted_links else "and symlinks are not followed here"
+    reason = "goes through a symlink, %s (to %s), %s; give the real path%s, after checking it" % (
+        escape(chain.shown(name)), escape(target), why, " (it leads to %s now)" % escape(real) if real else "")
+    return refused(text, reason, real_path=real)
 
 
 def open_dir(path, create=False, mode=0o700, follow_trusted_links=True):
-    """Open the directory ``path`` component by component; return a :class:`Dir`.
+    """Open the directory ``path`` component by component (walk_path); return a :class:`Dir`.
 
     ``..`` steps back to the directory opened before (never the kernel's ``..``). A symlink
     is followed only inside a trusted chain (see the module docstring) and only with
@@ -161,64 +332,25 @@ def open_dir(path, create=False, mode=0o700, follow_trusted_links=True):
     ``create``, missing directories are made with exactly ``mode``, owned by the caller.
     Raises PathRefused (relative path, a symlink below an untrusted directory, not a
     directory, a directory that changed while it was made), FileNotFoundError for a missing
-    component without ``create``, or OSError for other failures. Touches the system; changes nothing without
-    ``create``.
+    component without ``create``, or OSError for other failures. Touches the system; changes
+    nothing without ``create``.
     """
-    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
-    if not text.startswith("/"):
-        raise PathRefused(text, "relative path; give an absolute path")
-    euid = os.geteuid()
-    top = os.open("/", STEP_FLAGS)
-    chain = [("", top, trusted_dir(os.fstat(top), euid))]
-    pending = list(reversed(_split(text)))
-    links = 0
-    try:
-        for name in _names(pending, chain):
-            parent_fd, parent_trusted = chain[-1][1], chain[-1][2]
-            try:
-                fd = os.open(name, STEP_FLAGS, dir_fd=parent_fd)
-            except OSError as exc:
-                if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
-                    shown = escape(_shown(chain, name))
-                    raise PathRefused(text, "cannot open %s: %s" % (shown, exc.strerror)) from None
-                st = lstat_at(parent_fd, name)
-                if st is None:
-                    if not create:
-                        raise FileNotFoundError(errno.ENOENT, "No such file or directory (%s does not exist)"
-                                                % escape(_shown(chain, name)), text) from None
-                    fd, _created = make_dir_at(parent_fd, name, mode, path_for_errors=_shown(chain, name))
-                    st = os.fstat(fd)
-                    chain.append((name, fd, parent_trusted and trusted_dir(st, euid)))
-                    continue
-                if not stat.S_ISLNK(st.st_mode):
-                    raise PathRefused(text, "%s is not a directory" % escape(_shown(chain, name))) from None
-                target = _readlink_at(parent_fd, name)
-                if not (follow_trusted_links and parent_trusted):
-                    real = real_path_hint(text)
-                    raise PathRefused(text, "goes through a symlink, %s (to %s), %s; give the real path%s, after "
-                                      "checking it" % (escape(_shown(chain, name)), escape(target),
-                                                       _why_untrusted(chain),
-                                                       " (it leads to %s now)" % escape(real) if real else ""),
-                                      real_path=real) from None
-                links += 1
-                if links > MAX_LINKS:
-                    raise PathRefused(text, "more than %d symlinks on the way" % MAX_LINKS) from None
-                if target.startswith("/"):
-                    while len(chain) > 1:
-                        os.close(chain.pop()[1])
-                pending.extend(reversed(_split(target)))
-                continue
-            chain.append((name, fd, parent_trusted and trusted_dir(os.fstat(fd), euid)))
-        proven = _shown(chain)
-        last_fd, trusted = chain[-1][1], chain[-1][2]
-        try:
-            fd = os.open(".", DIR_FLAGS, dir_fd=last_fd)  # "." never follows anything
-        except OSError as exc:
-            raise PathRefused(text, "cannot open the directory: %s" % exc.strerror) from None
-    finally:
-        for _name, held, _trusted in chain:
-            os.close(held)
-    return Dir(fd, proven, os.fstat(fd), trusted)
+    walked = walk_path(path, follow_trusted_links=follow_trusted_links,
+                       missing=MISSING_CREATE if create else MISSING_RAISE, mode=mode)
+    return Dir(walked.fd, walked.path, walked.st, walked.trusted)
+
+
+def _names(pending, chain):
+    """real_path_hint's names still ``pending`` (a stack a symlink's target is pushed onto),
+    in order; ``..`` steps back to the directory opened before it in ``chain`` (closing that
+    one), never the kernel's ``..``, and is not yielded."""
+    while pending:
+        name = pending.pop()
+        if name == "..":
+            if len(chain) > 1:
+                os.close(chain.pop()[1])
+            continue
+        yield name
 
 
 def real_path_hint(path):
@@ -262,14 +394,13 @@ def real_path_hint(path):
             os.close(held)
 
 
-def _why_untrusted(chain):
-    """Words for the first directory of the chain another user can change."""
-    if len(chain) and all(entry[2] for entry in chain):
-        return "and symlinks are not followed here"
-    for index, entry in enumerate(chain):
+def _why_untrusted(entries):
+    """Words for the first directory of a walk's chain another user can change."""
+    for index, entry in enumerate(entries):
         st = os.fstat(entry[1])
         if not trusted_dir(st):
-            return "below %s, which %s can change" % (escape(_shown(chain[:index + 1])), writer_of(st))
+            shown = "/" + "/".join(e[0] for e in entries[1:index + 1])
+            return "below %s, which %s can change" % (escape(shown), writer_of(st))
     return "below a directory another user can change"
 
 
@@ -285,227 +416,3 @@ def open_parent(path, create=False, mode=0o700):
     if name in ("", ".", ".."):
         raise PathRefused(text, "names a directory, not a file in one")
     return open_dir(head or "/", create=create, mode=mode), name
-
-
-def _readlink_at(dir_fd, name):
-    try:
-        return os.readlink(name, dir_fd=dir_fd)
-    except OSError:
-        return "?"
-
-
-def lstat_at(dir_fd, name):
-    """lstat of ``name`` in ``dir_fd`` (never follows), or None when it does not exist."""
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-
-
-def _kind(st):
-    for test, word in ((stat.S_ISLNK, "a symlink"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(st.st_mode):
-            return word
-    return "not a regular file"
-
-
-def open_dir_at(dir_fd, name, path_for_errors=None):
-    """Open the directory ``name`` in ``dir_fd`` (O_NOFOLLOW); return its fd.
-
-    Raises PathRefused when ``name`` is a symlink or not a directory, FileNotFoundError
-    when it does not exist.
-    """
-    try:
-        return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-            raise
-        st = lstat_at(dir_fd, name)
-        if st is None:
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path_for_errors or name) from None
-        raise PathRefused(path_for_errors or name, "is %s, not a directory (never followed)" % _kind(st)) from None
-
-
-def make_dir_at(dir_fd, name, mode=0o700, owner=None, path_for_errors=None):
-    """Make (or open) the directory ``name`` in ``dir_fd``; return (fd, created).
-
-    A new directory is made with ``mkdirat``, reopened O_NOFOLLOW|O_DIRECTORY and checked
-    by fstat (a directory, owned by the caller, empty: nobody swapped another in), then
-    given exactly ``mode`` (fchmod, no umask) and ``owner`` ((uid, gid) or None: fchown).
-    An existing directory is opened O_NOFOLLOW and returned unchanged (``created`` False);
-    a symlink or anything else there is refused (PathRefused).
-    """
-    shown = path_for_errors or name
-    created = True
-    try:
-        os.mkdir(name, 0o700, dir_fd=dir_fd)
-    except FileExistsError:
-        created = False
-    fd = open_dir_at(dir_fd, name, shown)
-    try:
-        if created:
-            st = os.fstat(fd)
-            if st.st_uid != os.geteuid() or os.listdir(fd):
-                raise PathRefused(shown, "changed while it was being made (another directory took its place); "
-                                  "look at it, then run again")
-            os.fchmod(fd, stat.S_IMODE(mode))
-            if owner is not None and (st.st_uid, st.st_gid) != tuple(owner):
-                os.fchown(fd, *owner)
-                os.fchmod(fd, stat.S_IMODE(mode))  # fchown may clear a setgid bit asked for
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, created
-
-
-def open_handle_at(dir_fd, name):
-    """(O_PATH|O_NOFOLLOW fd, its fstat) of ``name`` in ``dir_fd``; FileNotFoundError if absent.
-
-    The handle is of the name itself (a symlink is a handle of the link): act on it only
-    through ``/proc/self/fd/N`` or ``f*()`` calls, after checking its type.
-    """
-    fd = os.open(name, HANDLE_FLAGS, dir_fd=dir_fd)
-    try:
-        return fd, os.fstat(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def open_regular_at(dir_fd, name, flags=os.O_RDONLY, single_link=False, path_for_errors=None):
-    """Open the regular file ``name`` in ``dir_fd`` for reading; return (fd, fstat).
-
-    The name is opened O_PATH|O_NOFOLLOW and fstat'ed first: a symlink, FIFO, socket or
-    device is refused (PathRefused) before anything opens it for I/O; then the very inode
-    is reopened through /proc/self/fd/N with O_NONBLOCK|O_NOCTTY. ``single_link`` also
-    refuses a file with more than one hard link (a link the agent made to a file it may
-    not read). FileNotFoundError when the name does not exist.
-    """
-    shown = path_for_errors or name
-    handle, st = open_handle_at(dir_fd, name)
-    try:
-        if not stat.S_ISREG(st.st_mode):
-            raise PathRefused(shown, "is %s, not a regular file (never opened)" % _kind(st))
-        if single_link and st.st_nlink > 1:
-            raise PathRefused(shown, "has %d hard links: a link to another file is never read or replaced; "
-                              "look at it, remove the extra links, then run again" % st.st_nlink)
-        fd = os.open("/proc/self/fd/%d" % handle, (flags & ~os.O_CREAT) | READ_FLAGS)
-    finally:
-        os.close(handle)
-    again = os.fstat(fd)
-    if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):  # /proc/self/fd/N is the inode held
-        os.close(fd)
-        raise PathRefused(shown, "changed while it was opened; run again")
-    return fd, again
-
-
-def read_at(dir_fd, name, limit=DEFAULT_READ_LIMIT, single_link=False, path_for_errors=None):
-    """(bytes, fstat) of the regular file ``name`` in ``dir_fd``, or (None, None) when absent.
-
-    See open_regular_at for what is refused. A file larger than ``limit`` bytes is refused
-    (PathRefused) rather than read in part.
-    """
-    try:
-        fd, st = open_regular_at(dir_fd, name, single_link=single_link, path_for_errors=path_for_errors)
-    except FileNotFoundError:
-        return None, None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise PathRefused(path_for_errors or name, "is larger than %d bytes; not read" % limit)
-    return data, st
-
-
-def rename_at(src_dir_fd, src_name, dst_dir_fd, dst_name, expected=None, path_for_errors=None):
-    """Move ``src_name`` (the name itself: a symlink moves as a symlink) from one held
-    directory to another with renameat; return the fstat of what moved.
-
-    ``expected``: the (st_dev, st_ino) the caller saw; anything else at the name is left
-    where it is (PathRefused). The destination is checked afterwards too: a swap between
-    the check and the rename is reported (PathRefused) with what moved left in the
-    destination. Raises OSError (EXDEV across filesystems, EEXIST...) as renameat does.
-    """
-    shown = path_for_errors or src_name
-    handle, st = open_handle_at(src_dir_fd, src_name)
-    os.close(handle)
-    if expected is not None and (st.st_dev, st.st_ino) != tuple(expected):
-        raise PathRefused(shown, "is not the file that was checked (replaced since); left where it is")
-    os.rename(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
-    moved = lstat_at(dst_dir_fd, dst_name)
-    if moved is None or (moved.st_dev, moved.st_ino) != (st.st_dev, st.st_ino):
-        raise PathRefused(shown, "was replaced during the move; what moved is in the destination: look at it")
-    return moved
-
-
-def unlink_at(dir_fd, name, expected=None, path_for_errors=None):
-    """Remove the non-directory ``name`` from ``dir_fd`` (unlinkat), when it is still the
-    inode ``expected`` ((st_dev, st_ino) or None); False when it was already gone."""
-    try:
-        handle, st = open_handle_at(dir_fd, name)
-    except FileNotFoundError:
-        return False
-    os.close(handle)
-    if expected is not None and (st.st_dev, st.st_ino) != tuple(expected):
-        raise PathRefused(path_for_errors or name, "is not the file that was checked (replaced since); left alone")
-    os.unlink(name, dir_fd=dir_fd)
-    return True
-
-
-def rmdir_at(dir_fd, name, expected=None, path_for_errors=None):
-    """Remove the empty directory ``name`` from ``dir_fd`` (unlinkat AT_REMOVEDIR), when it is
-    still the inode ``expected`` ((st_dev, st_ino) or None); False when it was already gone.
-
-    A symlink or anything else at the name is refused (PathRefused); a directory that is not
-    empty raises OSError ENOTEMPTY, as rmdir does.
-    """
-    try:
-        handle, st = open_handle_at(dir_fd, name)
-    except FileNotFoundError:
-        return False
-    os.close(handle)
-    shown = path_for_errors or name
-    if not stat.S_ISDIR(st.st_mode):
-        raise PathRefused(shown, "is %s, not a directory; left alone" % _kind(st))
-    if expected is not None and (st.st_dev, st.st_ino) != tuple(expected):
-        raise PathRefused(shown, "is not the directory that was checked (replaced since); left alone")
-    os.rmdir(name, dir_fd=dir_fd)
-    return True
-
-
-def set_mode(fd, mode):
-    """Give the inode held by ``fd`` exactly ``mode``; True when it changed.
-
-    Works on O_PATH handles too (through /proc/self/fd/N, which acts on the inode held,
-    and is refused for a symlink's handle: never followed).
-    """
-    st = os.fstat(fd)
-    if stat.S_IMODE(st.st_mode) == stat.S_IMODE(mode):
-        return False
-    try:
-        os.fchmod(fd, stat.S_IMODE(mode))
-    except OSError as exc:
-        if exc.errno != errno.EBADF:  # an O_PATH descriptor
-            raise
-        os.chmod("/proc/self/fd/%d" % fd, stat.S_IMODE(mode))
-    return True
-
-
-def set_owner(fd, uid, gid):
-    """Give the inode held by ``fd`` to (uid, gid) when it is not theirs; True when it changed."""
-    st = os.fstat(fd)
-    if (st.st_uid, st.st_gid) == (uid, gid):
-        return False
-    try:
-        os.fchown(fd, uid, gid)
-    except OSError as exc:
-        if exc.errno != errno.EBADF:
-            raise
-        os.chown("/proc/self/fd/%d" % fd, uid, gid)  # the magic link is the inode held, never a lookup
-    return True
-
-
-def list_dir_at(dir_fd):
-    """The names in the held directory (os.listdir on the descriptor: no path resolved)."""
-    return os.listdir(dir_fd)

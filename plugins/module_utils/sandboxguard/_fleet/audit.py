@@ -14,21 +14,22 @@
 - ``bwrap``: bubblewrap probed as the agent user (bwrap.probe), when one is named.
 
 Each check says ``findings``, ``clean``, ``error`` (it could not run, or not completely,
-and found nothing: ``reason`` says why) or ``skipped`` (not asked for; ``reason``). A
-path that does not exist on this host is listed in the check's ``absent``, never an
-error that hides the rest. Nothing here changes the host.
+and found nothing: ``reason`` says why), ``not_checked`` (selected, but it covered nothing:
+no root in scope, no Hermes home found, no agent account or user, no mode to compare
+against; ``reason`` names the variable to set) or ``skipped`` (not selected; ``reason``).
+A path that does not exist on this host is listed in the check's ``absent``, never an
+error that hides the rest; when nothing given exists the check is ``not_checked``, never
+clean. Nothing here changes the host.
 """
-import glob
 import os
+import stat
 import time
 
 from .. import report as envelope
 from .. import strip as stripmod
 from .._core import defaults
-from .._core.pathnames import is_within
 from .._core.text import escape
-from .._privileged import scope
-from .._privileged.runners import runner_providers
+from .._privileged import scope as _scopemod
 from .._walk.fileops import CHOWN_FROM_OTHERS
 from ..errors import InputError
 from . import audit_record
@@ -49,7 +50,8 @@ def _result(status, findings=(), reason=None, errors=(), roots=(), complete=None
     for line in details.pop("warnings", ()):
         envelope.add_warning(result, line)
     result["counts"].update(details.pop("counts", {}))
-    result["complete"] = (status != audit_record.ERROR) if complete is None else bool(complete)
+    result["complete"] = (status not in (audit_record.ERROR, audit_record.NOT_CHECKED)) if complete is None \
+        else bool(complete)
     result.update(details)
     return result
 
@@ -77,197 +79,154 @@ def _error(op, path, error):
 
 # --- privileged_files ---------------------------------------------------------------------
 
-def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=(),
-                   timeout=DEFAULT_ENGINE_TIMEOUT_S):
-    """Ask the Docker engine which bind mounts are in scope (touches the engine, read-only).
-
-    Returns dict: answered (bool), reason (why not, or None), targets (realpaths), error
-    (True when *docker* is ``always`` and the engine did not answer); when one answered, also
-    engine (its facts), engines (the name of each engine asked: ``auto`` asks every engine
-    present, Docker's and Podman's) and warnings (engines that did not answer, rootless ones).
-    """
-    if docker == "never":
-        return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False}
-    engine_present = any((docker_host, os.environ.get("DOCKER_HOST"), os.path.exists(DEFAULT_ENGINE_SOCKET),
-                          os.path.exists(PODMAN_ENGINE_SOCKET), glob.glob(defaults.ROOTLESS_PODMAN_SOCKETS)))
-    if not engine_present:
-        # no engine to ask: answer before importing the Docker SDK (its import alone is a
-        # noticeable part of a module run, on every host of a fleet)
-        return {"answered": False, "reason": "no container engine: %s and %s do not exist and DOCKER_HOST is unset"
-                % (DEFAULT_ENGINE_SOCKET, PODMAN_ENGINE_SOCKET), "targets": [], "error": docker == "always"}
-    from .. import docker_engine  # noqa: PLC0415 - the engine is optional
-
-    try:
-        # auto: every engine present (Docker's and Podman's sockets), not only the first
-        client = docker_engine.connect_engines(docker_host or None, timeout=timeout)
-    except docker_engine.EngineError as exc:
-        return {"answered": False, "reason": str(exc), "targets": [], "error": docker == "always"}
-    from .. import sweep  # noqa: PLC0415 - compiled on the host only when an engine answers
-
-    try:
-        info = sweep.mounts_info(client, list(hermes_homes), sandbox_dir, list(extra_roots))
-    except Exception as exc:  # the engine's own errors
-        return {"answered": False, "reason": "the engine answered with an error: %s" % exc, "targets": [],
-                "error": True}
-    finally:
-        close = getattr(client, "close", None)
-        if close is not None:
-            close()
-    return {"answered": True, "reason": None, "targets": [t["realpath"] for t in info["targets"]],
-            "error": False, "engine": info["engine"], "engines": [f["name"] for f in info["engine"]["engines"]],
-            "warnings": list(info["warnings"])}
-
-
-def _candidate_roots(paths, hermes_homes, sandbox_dir, providers=()):
-    """(candidates, errors, owned): [(path, source)] of scope.derive's roots (the
-    Hermes-derived ones, the providers' (CI runners), then the operator's paths), a root
-    error for each root it refused, and the roots whose provider names their owner (a
-    runner's work folder): [root dict of scope.derive]."""
-    found = scope.derive(hermes_homes, sandbox_dir or None, paths, providers)
-    errors = [_error("root", item["path"], item["reason"]) for item in found["refused"]]
-    errors += [_error(e.get("op", "root"), e.get("path", ""), e.get("error", "")) for e in found["errors"]]
-    owned = [root for root in found["roots"] if root.get("owner")]
-    return [(root["path"], root["source"]) for root in found["roots"]], errors, owned
-
-
-def walk_roots(candidates, errors=None):
-    """Split candidate roots into (walk, absent, errors): existing roots to walk (nested
-    ones dropped, their parent covers them), missing ones, and refused ones (added to
-    ``errors`` when given)."""
-    from ..roots import RootRefused, check_root  # noqa: PLC0415
-
-    walk, absent, errors = [], [], [] if errors is None else errors
-    for path, source in candidates:
-        if not os.path.isabs(path):
-            errors.append(_error("root", path, "not an absolute path (%s)" % source))
-            continue
-        try:
-            os.lstat(path)
-        except FileNotFoundError:
-            absent.append(path)
-            continue
-        except OSError as exc:
-            errors.append(_error("root", path, exc.strerror or str(exc)))
-            continue
-        try:
-            real = check_root(path, allow_file=True)
-        except RootRefused as exc:
-            errors.append(_error("root", path, exc.reason))
-            continue
-        if real not in walk:
-            walk.append(real)
-    walk.sort(key=lambda p: (p.count("/"), p))
-    kept = []
-    for path in walk:
-        if not any(is_within(path, parent) for parent in kept):
-            kept.append(path)
-    return kept, absent, errors
+def scope_request(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE, docker_host=None,
+                  github_runners=(), gitlab_config=None, providers=(), task_dirs=False):
+    """The scope.Request of the audit's (and remediate's) scope options (pure)."""
+    return _scopemod.Request(hermes_homes, sandbox_dir, paths, github_runners, gitlab_config, docker=docker,
+                             docker_host=docker_host, providers=providers, task_dirs=task_dirs,
+                             engine_timeout=DEFAULT_ENGINE_TIMEOUT_S)
 
 
 def _finding_of(entry):
     return {"path": entry["path"], "mode": entry["mode_before"], "caps": entry["caps_before"],
             "uid": entry["uid"], "gid": entry["gid"],
-            "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps")]}
+            "reasons": [a for a in entry["actions"] if a in ("setuid", "setgid", "caps", "device")]}
 
 
 NOTHING_GIVEN = "no paths, Hermes homes or sandbox directory given"
+# what the privileged-files check reads its roots from (audit_record.set_hint names them)
+SCOPE_INPUTS = ("hermes_homes", "sandbox_dir", "paths", "github_runners")
 
 
-def privileged_scope(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE, docker_host=None,
-                     engine=None, providers=()):
-    """The roots the privileged-files check walks (and remediate fixes), as the audit decides them.
-
-    Returns None when no paths, Hermes homes or sandbox directory are given (the engine's
-    mounts are in scope only below roots derived from these: nothing to look under), else a
-    dict: walk (existing roots, realpaths, nested ones dropped), absent, errors (refused
-    roots, an engine that had to answer and did not), warnings, engine (the engine_targets()
-    result; *engine* is one to use instead of asking), engine_summary (as the check reports it)
-    and owned (the roots whose provider names their owner: a CI runner's work folder, scope.derive's
-    root dicts). *providers*: more scope providers (runners.runner_providers).
-    Touches the system (lstat, opens, asks the engine) but changes nothing.
+def privileged_scope(found):
+    """What the privileged-files check walks (and remediate fixes), from a derived scope.Scope
+    (pure over it): a dict with ``walk`` (the held roots to walk: scope.Scope.walk_roots),
+    ``paths`` (their realpaths), ``absent``, ``errors`` (refused roots, what CI runner providers
+    reported, every engine that could not be asked), ``warnings``, ``owned`` (the roots whose
+    provider names their owner: a CI runner's work folder) and ``engine_summary`` (as the check
+    reports it: answered, reason, targets, engines, and each engine's {name, url, kind, error}).
     """
-    if docker not in DOCKER_MODES:
-        raise InputError("docker must be one of %s, not %r" % (", ".join(DOCKER_MODES), docker))
-    if not paths and not hermes_homes and not sandbox_dir and not providers:
-        return None
-    engine = engine if engine is not None else engine_targets(docker, docker_host, hermes_homes, sandbox_dir, paths)
-    candidates, refused, owned = _candidate_roots(paths, hermes_homes, sandbox_dir, providers)
-    candidates += [(target, "docker") for target in engine["targets"]]
-    walk, absent, errors = walk_roots(candidates, refused)
-    warnings = list(engine.get("warnings", []))
-    if engine["error"]:
-        errors.append(_error("engine", docker_host or "docker", engine["reason"]))
-    elif not engine["answered"] and docker != "never":
-        warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])
-    return {"walk": walk, "absent": absent, "errors": errors, "warnings": warnings, "engine": engine, "owned": owned,
-            "engine_summary": {"answered": engine["answered"], "reason": engine["reason"],
-                               "targets": engine["targets"], "engines": engine.get("engines", [])}}
+    request = found.request
+    errors = [_error("root", item["path"], item["reason"]) for item in found.refused]
+    errors += [_error(e.get("op", "root"), e.get("path", ""), e.get("error", "")) for e in found.errors]
+    warnings = []
+    healthy = [a for a in found.engines if not a.get("error")]
+    for answer in found.engine_errors():
+        errors.append(_error("engine", answer.get("url") or answer["name"], "engine %s could not be asked: %s"
+                             % (answer["name"], answer["error"])))
+    if request.docker == "always" and not found.engines:
+        errors.append(_error("engine", request.docker_host or "docker", found.engine_note or "no engine answered"))
+    elif request.docker == "auto" and not found.engines:
+        warnings.append("Docker sandboxes were not asked for: %s" % (found.engine_note or "no engine"))
+    for answer in healthy:
+        if answer.get("facts") and answer["facts"].get("rootless"):
+            warnings.append(answer["facts"]["reason"])
+    walk = found.walk_roots()
+    summary = {"answered": bool(healthy), "reason": found.engine_note if not healthy else None,
+               "targets": [t.realpath for t in found.targets], "engines": [a["name"] for a in found.engines],
+               "errors": [a for a in found.engine_summary() if a["error"]]}
+    return {"walk": walk, "paths": [root.realpath for root in walk], "absent": list(found.absent), "errors": errors,
+            "warnings": warnings, "owned": [root for root in found.owned if root.is_dir],
+            "engine_summary": summary, "homes": [*request.hermes_homes, *([request.sandbox_dir]
+                                                                        if request.sandbox_dir else [])]}
 
 
 def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE,
                            docker_host=None, budget=stripmod.DEFAULT_BUDGET_S, max_listed=MAX_LISTED_FINDINGS,
-                           engine=None, providers=()):
-    """setuid/setgid and file capabilities under every root in scope (walks, read-only);
-    and, in each root whose provider names its owner (a CI runner's work folder,
-    runners.runner_providers), the files and directories not owned by that owner (uid or
-    gid): what makes the runner's next ``actions/checkout`` fail. Those are findings with
-    reasons ``["owner"]`` and ``owner`` (the runner's [uid, gid]), counted in
-    ``counts.not_runner_owned``; ``runner_roots`` lists those roots ({path, owner, source}:
-    what remediate gives back to each owner).
+                           providers=(), scope=None):
+    """setuid/setgid bits, file capabilities and device nodes under every root in scope (walks
+    from the scope's held descriptors, read-only); and, in each root whose provider names its
+    owner (a CI runner's work folder, runners.runner_providers), the files and directories not
+    owned by that owner (uid or gid): what makes the runner's next ``actions/checkout`` fail.
+    Those are findings with reasons ``["owner"]`` and ``owner`` (the runner's [uid, gid]),
+    counted in ``counts.not_runner_owned``; ``runner_roots`` lists those roots ({path, owner,
+    source}: what remediate gives back to each owner).
 
-    *engine*: an engine_targets() result to use instead of asking the engine.
-    *providers*: more scope providers (runners.runner_providers).
+    ``scope``: the scope.Scope of this audit (derived once by audit_host); without one, one is
+    derived here from the other keywords (and closed again).
     """
-    scope = privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host, engine, providers)
-    if scope is None:
-        return _result(audit_record.SKIPPED, reason=NOTHING_GIVEN, absent=[])
-    walk, absent, errors, warnings = scope["walk"], scope["absent"], scope["errors"], scope["warnings"]
-    engine_summary, owned = scope["engine_summary"], scope["owned"]
+    own = scope is None
+    if own:
+        request = scope_request(paths, hermes_homes, sandbox_dir, docker, docker_host, providers=providers)
+        if request.empty:
+            return _not_given()
+        scope = _scopemod.derive(request)
+    try:
+        return _check_privileged(privileged_scope(scope), budget, max_listed)
+    finally:
+        if own:
+            scope.close()
+
+
+def _not_given():
+    return _result(audit_record.NOT_CHECKED, reason="%s: %s" % (NOTHING_GIVEN, audit_record.set_hint(
+        *SCOPE_INPUTS)), absent=[])
+
+
+def _check_privileged(view, budget, max_listed):
+    walk, absent, errors, warnings = view["walk"], view["absent"], view["errors"], view["warnings"]
+    engine_summary, owned = view["engine_summary"], view["owned"]
     if not walk:
         if errors:
             return _verdict([], errors, absent=absent, engine=engine_summary, warnings=warnings)
-        reason = "none of the paths exist on this host" if absent else "nothing to look under"
-        return _result(audit_record.CLEAN, reason=reason, absent=absent, engine=engine_summary,
-                       warnings=warnings, counts={"setid": 0, "caps": 0, "files": 0, "dirs": 0, "unlisted": 0,
-                                                  "not_runner_owned": 0})
-    report = stripmod.run(walk, actions=("setid", "caps"), dry_run=True, budget=budget, max_listed=max_listed)
+        counts = {"setid": 0, "caps": 0, "device": 0, "files": 0, "dirs": 0, "unlisted": 0, "not_runner_owned": 0}
+        homes = _existing_dirs(view["homes"])
+        if homes:  # a Hermes home found without a sandbox in it yet: looked, nothing there
+            return _result(audit_record.CLEAN, reason="no sandbox directory under %s yet" % ", ".join(
+                escape(h) for h in homes), absent=absent, engine=engine_summary, warnings=warnings, counts=counts)
+        return _result(audit_record.NOT_CHECKED, reason="none of the paths, Hermes homes or sandbox directory given "
+                       "exist on this host (%s): %s" % (", ".join(escape(a) for a in absent) or "no root",
+                                                        audit_record.set_hint(*SCOPE_INPUTS)),
+                       absent=absent, engine=engine_summary, warnings=warnings, counts=counts)
+    report = stripmod.run_opened([root.held for root in walk], actions=("setid", "caps", "device"), dry_run=True,
+                                 budget=budget, max_listed=max_listed)
     findings = [_finding_of(e) for e in report["files"]]
     errors += [_error(e.get("op", "walk"), e["path"], e["error"]) for e in report["errors"]]
     reason = None
     complete = report["complete"]
     if not report["complete"]:
         reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
-            ", ".join(escape(w) for w in walk), report["elapsed"], budget or 0)
+            ", ".join(escape(w) for w in view["paths"]), report["elapsed"], budget or 0)
         warnings.append(reason)
-    counts = {k: report["counts"][k] for k in ("setid", "caps", "files", "dirs", "unlisted")}
+    counts = {k: report["counts"][k] for k in ("setid", "caps", "device", "files", "dirs", "unlisted")}
     counts["not_runner_owned"] = 0
     for root in owned:
         complete = _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts) and complete
-    runner_roots = [{"path": r["realpath"], "owner": list(r["owner"]), "source": r["source"]} for r in owned]
-    return _verdict(findings, errors, complete, reason, roots=walk, absent=absent,
+    runner_roots = [{"path": r.realpath, "owner": list(r.owner), "source": r.source} for r in owned]
+    return _verdict(findings, errors, complete, reason, roots=view["paths"], absent=absent,
                     engine=engine_summary, warnings=warnings, counts=counts, runner_roots=runner_roots)
 
 
+def _existing_dirs(paths):
+    """The *paths* that are directories themselves (lstat: a symlink is none), for a reason's words."""
+    found = []
+    for path in paths:
+        try:
+            if os.path.isabs(path) and stat.S_ISDIR(os.lstat(path).st_mode):
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
 def _runner_ownership(root, budget, max_listed, findings, errors, warnings, counts):
-    """Add the files under ``root`` not owned by its provider's owner (the runner user) to
-    ``findings``/``counts``: a dry run of the ownership return runner-cleanup does (strip's
-    chown from "others", never following a link). False when the walk stopped early."""
-    if not os.path.isdir(root["realpath"]):
-        return True
-    owner = tuple(root["owner"])
-    report = stripmod.run([root["realpath"]], actions=("chown",), chown_to=owner, chown_from=CHOWN_FROM_OTHERS,
-                          dry_run=True, budget=budget, max_listed=max_listed)
+    """Add the files under the held ``root`` not owned by its provider's owner (the runner
+    user) to ``findings``/``counts``: a dry run of the ownership return runner-cleanup does
+    (strip's chown from "others", never following a link). False when the walk stopped early."""
+    owner = tuple(root.owner)
+    report = stripmod.run_opened([root.held], actions=("chown",), chown_to=owner, chown_from=CHOWN_FROM_OTHERS,
+                                 dry_run=True, budget=budget, max_listed=max_listed)
     for entry in report["files"]:
-        if "chown" in entry["actions"]:
+        if "chown" in entry["actions"] or entry.get("owner_kept"):
             findings.append({"path": entry["path"], "mode": entry["mode_before"], "caps": None, "uid": entry["uid"],
                              "gid": entry["gid"], "owner": list(owner), "reasons": ["owner"],
-                             "source": root["source"]})
+                             "source": root.source})
     counts["not_runner_owned"] += report["counts"].get("chown", 0)
     counts["unlisted"] += report["counts"].get("unlisted", 0)
     errors += [_error(e.get("op", "walk"), e["path"], e["error"]) for e in report["errors"]]
     if not report["complete"]:
         warnings.append("the ownership walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
-            escape(root["realpath"]), report["elapsed"], budget or 0))
+            escape(root.realpath), report["elapsed"], budget or 0))
     return report["complete"]
 
 
@@ -282,7 +241,8 @@ def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, inclu
     from ..yamlconf import YamlEditError  # noqa: PLC0415
 
     if not hermes_homes:
-        return _result(audit_record.SKIPPED, reason="no Hermes home given")
+        return _result(audit_record.NOT_CHECKED, reason="no Hermes home given: %s%s" % (audit_record.set_hint(
+            "hermes_homes"), "" if mode else "; and no mode asked for: %s" % audit_record.set_hint("home_mode")))
     wanted = normalize_mode(mode) if mode else None
     findings, errors, absent, homes = [], [], [], []
     for home in hermes_homes:
@@ -319,15 +279,20 @@ def check_home_mode(hermes_homes=(), mode=None, where=defaults.HOME_WHERE, inclu
                                    % escape(entry["profile_home"]))
                 findings.append({"path": entry["hermes_home"], "mode": current, "wanted": wanted,
                                  "files": what, "reason": "; ".join(reasons)})
+    if not homes and not errors:
+        return _result(audit_record.NOT_CHECKED, reason="none of the Hermes homes given exist on this host (%s): %s"
+                       % (", ".join(escape(a) for a in absent), audit_record.set_hint("hermes_homes")),
+                       roots=list(hermes_homes), homes=homes, absent=absent, wanted=wanted)
     if wanted is None and not errors:
-        return _result(audit_record.SKIPPED, reason="no mode asked for: set the mode to compare against",
+        return _result(audit_record.NOT_CHECKED, reason="no mode asked for to compare against (the modes read are "
+                       "in homes): %s to auto, real or profile" % audit_record.set_hint("home_mode"),
                        roots=list(hermes_homes), homes=homes, absent=absent, wanted=None)
     return _verdict(findings, errors, roots=list(hermes_homes), homes=homes, absent=absent, wanted=wanted)
 
 
 # --- leaks --------------------------------------------------------------------------------
 
-def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
+def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None, scope=None):
     """The accounts that run agents on this host, for the leak check's default scope.
 
     scope.derive's ``accounts``: the owners of the Hermes homes and of their profiles, of
@@ -339,8 +304,14 @@ def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
     jobs are not an agent's leaks): name it in the leak users to audit it. Returns (names,
     sources): sorted names, and {name: [why it is in scope]}; *sources* also lists root
     under ``"root"`` when a path owned by root was passed over, so the check can say so.
+    *scope*: the scope.Scope already derived (its ``accounts``); without one, one is derived.
     """
-    sources = {name: list(why) for name, why in scope.derive(hermes_homes, sandbox_dir)["accounts"].items()}
+    if scope is None:
+        with _scopemod.derive(_scopemod.Request(hermes_homes, sandbox_dir)) as found:
+            accounts = found.accounts
+    else:
+        accounts = scope.accounts
+    sources = {name: list(why) for name, why in accounts.items()}
     if agent_user and str(agent_user) != "root":
         sources.setdefault(str(agent_user), []).append("the agent user")
     names = sorted(n for n in sources if n != "root")
@@ -348,7 +319,7 @@ def agent_accounts(hermes_homes=(), sandbox_dir=None, agent_user=None):
 
 
 def leak_scope(users=(), hermes_homes=(), sandbox_dir=None, agent_user=None, where="the leak users",
-               homes_word="the Hermes homes, the sandbox directory or the agent user"):
+               homes_word="the Hermes homes, the sandbox directory or the agent user", scope=None):
     """Whose leaks to look at: (names, scope, reason).
 
     *users* named: exactly those (root only when named). Otherwise the accounts that run
@@ -360,7 +331,7 @@ def leak_scope(users=(), hermes_homes=(), sandbox_dir=None, agent_user=None, whe
     if users:
         chosen = list(dict.fromkeys(users))
         return chosen, {name: ["named in %s" % where] for name in chosen}, None
-    chosen, sources = agent_accounts(hermes_homes, sandbox_dir, agent_user)
+    chosen, sources = agent_accounts(hermes_homes, sandbox_dir, agent_user, scope)
     if chosen:
         return chosen, {name: sources[name] for name in chosen}, None
     note = (" (the paths given are owned by root, and root's cron jobs are audited only when named)"
@@ -390,21 +361,27 @@ def _refusals(paths):
     return lines
 
 
+LEAK_USERS_WORD = "sandboxguard_leak_users (boundary_audit_leak_users)"
+LEAK_HOMES_WORD = "sandboxguard_hermes_homes, sandboxguard_sandbox_dir or sandboxguard_agent_user"
+LEAK_USERS_FIX = "name the accounts that run agents in %s, or give %s" % (LEAK_USERS_WORD, LEAK_HOMES_WORD)
+
+
 def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=None, hermes_homes=(),
-                sandbox_dir=None, agent_user=None):
+                sandbox_dir=None, agent_user=None, scope=None):
     """What agents left outside their sandbox (leaks.audit; reads only).
 
     *users* names the accounts to audit; by default the accounts that run agents
     (agent_accounts: the Hermes homes' and sandboxes' owners, the agent user; never
-    root). With none of those known the check is ``skipped`` with the reason: every job
+    root). With none of those known the check is ``not_checked`` with the reason: every job
     of an audited user's table counts as a leak, so guessing the accounts would report
     (and remediate would quarantine) an operator's own cron jobs.
     """
     from .. import leaks  # noqa: PLC0415
 
-    chosen, whose, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user)
+    chosen, whose, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user, where=LEAK_USERS_WORD,
+                                       homes_word=LEAK_HOMES_WORD, scope=scope)
     if not chosen:
-        return _result(audit_record.SKIPPED, users=[], scope={}, reason=reason)
+        return _result(audit_record.NOT_CHECKED, users=[], scope={}, reason=reason)
     kwargs = {"users": chosen, "min_age": int(min_age)}
     if tmp_patterns:
         kwargs["tmp_patterns"] = tuple(tmp_patterns)
@@ -419,6 +396,9 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     errors = [_error("read", e["path"], e["error"]) for e in report["errors"] if e["path"] not in absent]
     warnings = []
     unknown = sorted(set(chosen) - set(report["users"]))
+    if unknown and not report["users"]:
+        return _result(audit_record.NOT_CHECKED, users=[], scope=whose, absent=absent, reason=(
+            "none of the accounts to audit exists on this host (%s): %s" % (", ".join(unknown), LEAK_USERS_FIX)))
     if unknown:
         warnings.append("no such account on this host (not audited for leaks): %s" % ", ".join(unknown))
     return _verdict(report["findings"], errors, not errors, counts=report["counts"], users=report["users"],
@@ -428,10 +408,11 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
 # --- bwrap --------------------------------------------------------------------------------
 
 def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
-    """bubblewrap probed as the agent user (bwrap.probe); skipped without an agent user."""
+    """bubblewrap probed as the agent user (bwrap.probe); not checked without an agent user."""
     if not agent_user:
         # before the import: without an agent user the probe's code is never compiled on the host
-        return _result(audit_record.SKIPPED, reason="no agent user given: the probe never runs as root")
+        return _result(audit_record.NOT_CHECKED, reason="no agent user given (the probe never runs as root): %s"
+                       % audit_record.set_hint("agent_user"))
     from .. import bwrap  # noqa: PLC0415
 
     kwargs = {"min_version": min_version or bwrap.DEFAULT_MIN_VERSION, "checks": list(checks or ()) or None}
@@ -453,34 +434,92 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
 
 # --- the host record ----------------------------------------------------------------------
 
-def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None,
-               docker=DEFAULT_DOCKER_MODE, docker_host=None, budget=stripmod.DEFAULT_BUDGET_S,
-               max_listed=MAX_LISTED_FINDINGS,
-               home_mode=None, home_where=defaults.HOME_WHERE, profiles=True, create_profile_home=True,
-               leak_users=(), leak_tmp_patterns=None, leak_min_age=0, leak_tmp_dir=None, leak_spool_dir=None,
-               agent_user=None, bwrap_min_version=None,
-               bwrap_checks=None, bwrap_timeout=None, skip_reason="not selected", github_runners=(),
-               gitlab_config=None):
+SCOPE_KEYS = ("paths", "hermes_homes", "sandbox_dir", "docker", "docker_host", "github_runners", "gitlab_config")
+SETTING_DEFAULTS = {
+    "budget": stripmod.DEFAULT_BUDGET_S, "max_listed": MAX_LISTED_FINDINGS, "home_mode": None,
+    "home_where": defaults.HOME_WHERE, "profiles": True, "create_profile_home": True, "leak_users": (),
+    "leak_tmp_patterns": None, "leak_min_age": 0, "leak_tmp_dir": None, "leak_spool_dir": None, "agent_user": None,
+    "bwrap_min_version": None, "bwrap_checks": None, "bwrap_timeout": None,
+}
+
+
+class Settings:
+    """What the checks (and remediate's fixes) take besides the scope: one value, built once
+    from the module's options (audit_module.host_inputs) or keywords (SETTING_DEFAULTS names,
+    and ``more``: the caller's own defaults for names it adds, e.g. remediate's owner)."""
+
+    def __init__(self, more=None, **values):
+        known = dict(SETTING_DEFAULTS, **(more or {}))
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise TypeError("unknown setting(s): %s" % ", ".join(unknown))
+        self.__dict__.update(dict(known, **values))
+
+    def __repr__(self):
+        return "Settings(%s)" % ", ".join("%s=%r" % item for item in sorted(self.__dict__.items()))
+
+
+def host_inputs(given, more_settings=None, **request_extra):
+    """(scope.Request, Settings) from one dict of the old keyword names (SCOPE_KEYS go to the
+    request, the rest to the settings): how audit_host and remediate_host keep their keyword
+    form while every layer below takes the two values."""
+    scope_given = {key: given[key] for key in SCOPE_KEYS if key in given}
+    settings = Settings(more_settings, **{k: v for k, v in given.items() if k not in SCOPE_KEYS})
+    return scope_request(**dict(scope_given, **request_extra)), settings
+
+
+def audit_host(checks=audit_record.CHECKS, request=None, settings=None, skip_reason="not selected", **given):
     """Run the selected *checks* on this host; return the host record (read-only).
 
-    A check that raises is an ``error`` with the exception text, and the others still
-    run. Checks not in *checks* are ``skipped`` with *skip_reason*. *github_runners* (runner
-    directories) and *gitlab_config* (GitLab Runner's config.toml) add the CI runners' roots
-    to privileged_files (runners.runner_providers), with the runner-ownership findings.
+    *request*: the scope.Request of the audit (the Hermes homes, sandbox directory, paths,
+    CI runners, engines), derived once here into one scope.Scope that privileged_files and
+    the leak accounts share; *settings*: a Settings. Or the old keywords (*given*: paths,
+    hermes_homes, sandbox_dir, docker, docker_host, github_runners, gitlab_config and the
+    SETTING_DEFAULTS names), which build both. A check that raises is an ``error`` with the
+    exception text, and the others still run. Checks not in *checks* are ``skipped`` with
+    *skip_reason* (the only skipped ones: a selected check that covered nothing is
+    ``not_checked``).
     """
     unknown = [c for c in checks if c not in audit_record.CHECKS]
     if unknown:
         raise InputError("unknown check(s) %s: choose from %s" % (", ".join(unknown), ", ".join(audit_record.CHECKS)))
-    runners = {
-        "privileged_files": lambda: check_privileged_files(paths, hermes_homes, sandbox_dir, docker, docker_host,
-                                                           budget, max_listed,
-                                                           providers=runner_providers(github_runners, gitlab_config)),
-        "home_mode": lambda: check_home_mode(hermes_homes, home_mode, home_where, profiles, create_profile_home),
-        "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir,
-                                     hermes_homes, sandbox_dir, agent_user),
-        "bwrap": lambda: check_bwrap(agent_user, bwrap_min_version, bwrap_checks or (), bwrap_timeout),
-    }
+    if request is None or settings is None:
+        built_request, built_settings = host_inputs(given)
+        request, settings = request or built_request, settings or built_settings
+    elif given:
+        raise TypeError("give request and settings, or keywords, not both")
     started = time.monotonic()
+    found = failed = None
+    if not request.empty and ({"privileged_files", "leaks"} & set(checks)):
+        try:
+            found = _scopemod.derive(request if "privileged_files" in checks else request.replace(docker="never"))
+        except Exception as exc:  # the scope itself could not be decided: its checks say so, the others run
+            failed = exc
+    try:
+        results = _run_checks(checks, request, settings, found, skip_reason, failed)
+    finally:
+        if found is not None:
+            found.close()
+    return audit_record.host_record(results, elapsed=round(time.monotonic() - started, 3))
+
+
+def _run_checks(checks, request, settings, found, skip_reason, failed=None):
+    s = settings
+    if failed is not None:
+        def broken():
+            raise failed
+    runners = {
+        "privileged_files": lambda: (_check_privileged(privileged_scope(found), s.budget, s.max_listed)
+                                     if found is not None else _not_given()),
+        "home_mode": lambda: check_home_mode(request.hermes_homes, s.home_mode, s.home_where, s.profiles,
+                                             s.create_profile_home),
+        "leaks": lambda: check_leaks(s.leak_users, s.leak_tmp_patterns, s.leak_min_age, s.leak_tmp_dir,
+                                     s.leak_spool_dir, request.hermes_homes, request.sandbox_dir, s.agent_user,
+                                     scope=found),
+        "bwrap": lambda: check_bwrap(s.agent_user, s.bwrap_min_version, s.bwrap_checks or (), s.bwrap_timeout),
+    }
+    if failed is not None:
+        runners["privileged_files"] = runners["leaks"] = broken
     results = {}
     for name in audit_record.CHECKS:
         if name not in checks:
@@ -493,4 +532,4 @@ def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_di
             results[name] = _result(audit_record.ERROR, reason="%s: %s" % (type(exc).__name__, exc),
                                     errors=[_error(name, "", str(exc))])
         results[name]["elapsed"] = round(time.monotonic() - began, 3)
-    return audit_record.host_record(results, elapsed=round(time.monotonic() - started, 3))
+    return results

@@ -89,7 +89,7 @@ class EventIntake:
                 os.close(dfd)
 
     def fix_entry(self, dir_fd, name):
-        """Fix one entry of a held directory if it is a privileged regular file.
+        """Fix one entry of a held directory if it is a privileged regular file or a device node.
 
         Returns the emitted record or None. Never follows a symlink: the entry is looked
         at with lstat semantics and changed only through strip.fix_file_at (the proven
@@ -101,8 +101,8 @@ class EventIntake:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
             return None  # gone again
-        if not stat.S_ISREG(st.st_mode):
-            return None
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)):
+            return None  # a device node is made harmless (root-owned, 0000) when the options say device
         try:
             entry = stripmod.fix_file_at(dir_fd, name, guard.options, expected=(st.st_dev, st.st_ino))
         except stripmod.ChangedUnderUs:

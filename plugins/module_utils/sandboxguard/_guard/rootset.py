@@ -1,14 +1,16 @@
 # GENERATED from python/src/sandboxguard/_guard/rootset.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The guard's roots: each opened once by roots.open_root (component by component, no symlink
-anywhere in its path) and worked on from that descriptor only; re-derived at every rescan,
-marked for fanotify through the held descriptor, dropped when its name leads elsewhere.
+"""The guard's roots: each proven once by the scope (scope.derive: component by component,
+no symlink anywhere in its path), handed over as the held descriptor and worked on from it
+only; re-derived at every rescan, marked for fanotify through the held descriptor, dropped
+when its name leads elsewhere.
 """
 import os
 
+from .._core.pathnames import is_within
 from .._core.text import escape
-from ..roots import OpenRoot, RootRefused, open_root
+from ..roots import OpenRoot
 from . import fanotify
 
 _WATCH_FILES = fanotify.FAN_ATTRIB | fanotify.FAN_CREATE | fanotify.FAN_MOVED_TO | fanotify.FAN_CLOSE_WRITE
@@ -18,8 +20,8 @@ DIR_PATH = getattr(os, "O_PATH", 0o10000000) | os.O_DIRECTORY | os.O_NOFOLLOW | 
 
 
 class Root:
-    """A root being guarded: opened once by roots.open_root (component by component, no
-    symlink anywhere in its path) and worked on from that descriptor only: its identity
+    """A root being guarded: proven once by the scope (component by component, no symlink
+    anywhere in its path) and worked on from that descriptor only: its identity
     (st_dev, st_ino) filters events, it is the mount fd for handles, the fanotify mark
     goes through it and full sweeps walk from it. The name is looked up again only at a
     rescan, to see whether it still leads to the same directory."""
@@ -42,6 +44,15 @@ class Root:
         return "Root(%r)" % self.path
 
 
+class _HeldRoot:
+    """A held OpenRoot seen as a scope root (``realpath``, ``held``) for scope.open_target."""
+
+    __slots__ = ("held", "realpath")
+
+    def __init__(self, opened):
+        self.held, self.realpath = opened, opened.path
+
+
 def probe_handles(fd):
     """Open a held directory again by its own file handle; raises OSError when this
     filesystem or this process cannot (EPERM, EOPNOTSUPP...)."""
@@ -61,24 +72,16 @@ class RootSet:
         self.extra = []  # (path, source) the last engine query added
 
     def refresh(self, fan_fd):
-        """Re-read the roots, open the new ones, drop those gone, mark the new ones' filesystems.
-        Returns the new roots."""
-        wanted, refused = self.roots_source()
-        wanted = list(wanted) + [tuple(item) for item in self.extra]
+        """Take the roots the source proved (held descriptors: never opened by path here), keep
+        the ones held already, drop those gone, mark the new ones' filesystems; the engine's
+        extra directories are opened below a held root (scope.open_target). Returns the new
+        roots."""
+        wanted, refused = self.roots_source()[:2]
         said, self.said = self.said, {}
         for item in refused:
             self._say_refusal(said, item["path"], "refused root %s: %s" % (escape(item["path"]), item["reason"]))
         old, current = self.roots, {}
-        for path, source in wanted:
-            try:
-                opened = open_root(path)  # refused exactly as strip refuses it
-            except RootRefused as exc:
-                if exc.reason != "does not exist":  # a sandbox dir not made yet: picked up when it is
-                    self._say_refusal(said, path, "refused root %s" % exc)
-                continue
-            except OSError as exc:
-                self._say_refusal(said, path, "cannot open root %s: %s" % (escape(path), exc.strerror))
-                continue
+        for opened, source in list(wanted) + self._extra(wanted, said):
             key = (opened.st.st_dev, opened.st.st_ino)
             if key in current or key in old:
                 opened.close()  # the descriptor held since it was first proven stays the one used
@@ -94,6 +97,25 @@ class RootSet:
         for root in new:
             self._mark(fan_fd, root)
         return new
+
+    def _extra(self, wanted, said):
+        """[(OpenRoot, source)] of the engine's directories (self.extra: paths an engine named),
+        each opened from the held root it lies below, one component at a time (O_NOFOLLOW);
+        one below no root, or not a directory there any more, is left out (and said)."""
+        from .._privileged.targets import open_target  # noqa: PLC0415
+
+        found = []
+        for path, source in [tuple(item) for item in self.extra]:
+            below = [opened for opened, _source in wanted if opened.is_dir and is_within(path, opened.path)]
+            if not below:
+                continue
+            fake = _HeldRoot(below[0])
+            held, reason = open_target(fake, path)
+            if held is None:
+                self._say_refusal(said, path, "cannot guard %s: %s" % (escape(path), reason))
+                continue
+            found.append((held, source))
+        return found
 
     def _mark(self, fan_fd, root):
         # Marked through every new root, even on a filesystem marked before: adding a mark
@@ -126,11 +148,7 @@ class RootSet:
         Returns (tried, failures): the paths tried and [(path, reason)] where it fails.
         """
         tried, failures = [], []
-        for path, _source in self.roots_source()[0]:
-            try:
-                opened = open_root(path)
-            except RootRefused:
-                continue
+        for opened, _source in self.roots_source()[0]:
             with opened:
                 tried.append(opened.path)
                 try:

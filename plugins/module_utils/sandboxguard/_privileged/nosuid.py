@@ -61,7 +61,7 @@ from .._core.mountinfo import read_mountinfo
 from .._core.nosuid_legacy import MARKER, fstab_ours, fstab_remove, old_unit_path
 from .._core.text import escape
 from ..errors import InputError
-from ..roots import RootMissing, RootRefused, open_root
+from ..roots import RootMissing, open_root
 from . import scope
 
 STATES = ("mounted", "unmounted")
@@ -275,34 +275,33 @@ def _unmount(held, entry, dry_run, result):
             os.close(fd)
 
 
-def _one_root(path, state, dry_run, result):
-    """Bring one root to ``state``; return its entry, or None (missing or refused)."""
+def _one_root(root, state, dry_run, result):
+    """Bring one root of the scope (scope.Root) to ``state`` through its held descriptor (the
+    scope closes it); return its entry, or None (missing, or a regular file)."""
+    held = root.held
+    if held is None:
+        result["missing"].append(root.realpath)
+        return None
+    if not held.is_dir:
+        _refuse(result, root.path, "is a regular file; give a directory")
+        return None
+    before = describe(held.path, read_mountinfo())
+    entry = {"path": held.path, "before": before, "after": before, "actions": [], "how": None}
     try:
-        held = open_root(path)
-    except RootMissing:
-        result["missing"].append(path)
-        return None
-    except RootRefused as exc:
-        _refuse(result, path, exc.reason)
-        return None
-    with held:
-        before = describe(held.path, read_mountinfo())
-        entry = {"path": held.path, "before": before, "after": before, "actions": [], "how": None}
-        try:
-            if state == "mounted":
-                _mount(held, entry, dry_run)
-            else:
-                _unmount(held, entry, dry_run, result)
-        except (OSError, ValueError) as exc:
-            text = envelope.error_text(exc) if isinstance(exc, OSError) else str(exc)
-            envelope.add_error(result, held.path, state, text)
-            entry["error"] = text
-        if entry["actions"]:
-            if dry_run:
-                entry["after"] = ("%s: bind mount of itself, nosuid,nodev (would be)" % escape(held.path)
-                                  if state == "mounted" else "%s: not a mount point (would be)" % escape(held.path))
-            else:
-                entry["after"] = describe(held.path, read_mountinfo())
+        if state == "mounted":
+            _mount(held, entry, dry_run)
+        else:
+            _unmount(held, entry, dry_run, result)
+    except (OSError, ValueError) as exc:
+        text = envelope.error_text(exc) if isinstance(exc, OSError) else str(exc)
+        envelope.add_error(result, held.path, state, text)
+        entry["error"] = text
+    if entry["actions"]:
+        if dry_run:
+            entry["after"] = ("%s: bind mount of itself, nosuid,nodev (would be)" % escape(held.path)
+                              if state == "mounted" else "%s: not a mount point (would be)" % escape(held.path))
+        else:
+            entry["after"] = describe(held.path, read_mountinfo())
     return entry
 
 
@@ -524,14 +523,22 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     extra = list(extra_roots) + paths
     if state == "mounted" and persist == "systemd":
         extra += [p for p in old_persistence(unit_dir, fstab) if p not in extra]
-    found = scope.derive(list(hermes_homes or ()), sandbox_dir or None, extra, list(providers or ()))
-    usable, refused = found["roots"], found["refused"]
-    for item in refused:
+    with scope.derive(scope.Request(hermes_homes, sandbox_dir, extra, providers=providers)) as found:
+        handled, candidates = _each_root(found, state, dry_run, result)
+    where = (unit_dir, fstab, program, paths_file, python)
+    _finish(result, state, persist, handled, candidates, where, dry_run, run, systemd_running)
+    return result
+
+
+def _each_root(found, state, dry_run, result):
+    """Every root of the scope brought to ``state`` from its held descriptor; (handled,
+    candidates): the paths done, and every path the persistence may name."""
+    for item in found.refused:
         _refuse(result, item["path"], item["reason"])
-    handled, candidates = [], [item["path"] for item in refused]
-    for root in usable:
-        candidates += [root["path"], root["realpath"]]
-        entry = _one_root(root["realpath"], state, dry_run, result)
+    handled, candidates = [], [item["path"] for item in found.refused]
+    for root in found.roots:
+        candidates += [root.path, root.realpath]
+        entry = _one_root(root, state, dry_run, result)
         if entry is None:
             continue
         result["roots"].append(entry["path"])
@@ -542,6 +549,13 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
         result["changed"] = result["changed"] or bool(entry["actions"])
         result["diff"]["before"] += entry["before"] + "\n"
         result["diff"]["after"] += entry["after"] + "\n"
+    return handled, candidates
+
+
+def _finish(result, state, persist, handled, candidates, where, dry_run, run, systemd_running):
+    """The persistence of what was handled (``where``: unit_dir, fstab, program, paths_file,
+    python), the daemon-reload, the counts."""
+    unit_dir, fstab, program, paths_file, python = where
     files = _plan_persistence(result, state, persist, handled if state == "mounted" else [], candidates, unit_dir,
                               fstab, program, paths_file, python)
     reload_needed = False
@@ -566,7 +580,6 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
     result["complete"] = not result["errors"]
     result["counts"].update(roots=len(result["paths"]), refused=len(result["refused"]),
                             missing=len(result["missing"]), errors=result["counts"].get("errors", 0))
-    return result
 
 
 def _ensure_nl(text):

@@ -197,7 +197,8 @@ def path_kind(path):
 
 def list_task_dirs(roots):
     """(realpath, root) of every ``<root>/<task>/{home,workspace}`` that is a real directory
-    (not a symlink) below a usable root (touches the system: lists the roots)."""
+    (not a symlink) below a usable root (touches the system: lists the roots by path; the
+    scope lists them through its held descriptors instead, task_dirs_at)."""
     found = []
     for root in roots:
         try:
@@ -210,6 +211,38 @@ def list_task_dirs(roots):
                 if os.path.isdir(path) and not os.path.islink(path) and os.path.realpath(path) == path:
                     found.append((path, root["realpath"]))
     return found
+
+
+def task_dirs_at(root_fd, root_path):
+    """The paths of every ``<task>/{home,workspace}`` below the held root directory that is a
+    directory by an lstat through the descriptors (a symlink never counts), sorted. Touches
+    the system (lists the held directory), changes nothing; [] when it cannot be listed."""
+    from .._core import safefs  # noqa: PLC0415 - the pure functions here need no file system
+
+    found = []
+    try:
+        tasks = sorted(name for name in os.listdir(root_fd) if _is_dir_at(root_fd, name))
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            fd = safefs.open_dir_at(root_fd, task)
+        except (OSError, ValueError):
+            continue
+        try:
+            for sub in TASK_SUBDIRS:
+                if _is_dir_at(fd, sub):
+                    found.append(posixpath.join(root_path, task, sub))
+        finally:
+            os.close(fd)
+    return found
+
+
+def _is_dir_at(dir_fd, name):
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def is_profile_name(name):

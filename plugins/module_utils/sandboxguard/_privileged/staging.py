@@ -28,7 +28,7 @@ from .._core import fdmount, safefs
 from .._core.mountinfo import read_mountinfo
 from .._core.text import escape
 from ..errors import InputError
-from ..roots import open_root
+from ..roots import OpenRoot, open_root
 
 STAGING_DIR = "/run/sandboxguard/staging"
 STAGING_ATTR = fdmount.MOUNT_ATTR_NOSUID | fdmount.MOUNT_ATTR_NODEV | fdmount.MOUNT_ATTR_NOEXEC
@@ -102,15 +102,27 @@ def clean_leftovers(parent_fd, shown):
 
 
 @contextlib.contextmanager
+def _held(target):
+    """The OpenRoot of ``target``: the one given (a held directory: the caller closes it), or
+    one opened by roots.open_root from a path (closed here)."""
+    if isinstance(target, OpenRoot):
+        yield target
+        return
+    with open_root(target) as root:
+        yield root
+
+
+@contextlib.contextmanager
 def staged(target, staging_dir=STAGING_DIR):
     """Yield (path, st): a path for the engine that shows exactly the directory ``target``
-    proves, and that directory's fstat (its inode is what the container checks first).
+    holds (a roots.OpenRoot the scope proved; or a path, proven here), and that directory's
+    fstat (its inode is what the container checks first).
 
-    Refuses (RootRefused, from roots.open_root) a target with a symlink on the way or a
+    Refuses (RootRefused, from roots.open_root) a target path with a symlink on the way or a
     system path; raises StagingError when the staging bind cannot be made (not root:
     the mount needs CAP_SYS_ADMIN) or ``staging_dir`` is not root's alone.
     """
-    with open_root(target) as root:
+    with _held(target) as root:
         if _trusted_chain(root.path):
             yield root.path, root.st  # only root (or we) can change any directory on the way
             return

@@ -26,7 +26,7 @@ DEFAULT_MAX_LISTED = 1000
 PROGRESS_INTERVAL_S = 0.5
 CAP_XATTR = capsmod.XATTR_NAME
 PATH_FLAGS = getattr(os, "O_PATH", 0o10000000) | os.O_NOFOLLOW | os.O_CLOEXEC
-ACTIONS = ("setid", "caps", "chown")
+ACTIONS = ("setid", "caps", "chown", "device")
 CAPS_METHODS = ("xattr", "chown")
 DEFAULT_CAPS_METHOD = "xattr"
 HARDLINK_POLICIES = ("strip", "skip")
@@ -46,13 +46,27 @@ class ChangedUnderUs(Exception):
 
 _UID_MAX = (1 << 32) - 2  # (uid_t)-1 means "leave unchanged" to chown(2)
 PROTECTED_HARDLINKS = "/proc/sys/fs/protected_hardlinks"
-# entry["skipped"] of a file whose ownership return was left out (see hardlinks_protected)
-LINKED_OWNER_KEPT = ("owner kept: a file with more than one hard link is given away only where fs.protected_hardlinks "
-                     "is 1")
+# One rule for a regular file with more than one hard link, in every walk: never given away
+# (where fs.protected_hardlinks is 1 a user may still have linked a root file it can read and
+# write through a group); where the sysctl is 0 nothing is changed on it at all, not even its
+# setid bits or capabilities: any user may have linked a system binary (sudo, passwd) into the
+# tree, and stripping the shared inode would strip it host-wide (see hardlinks_protected).
+LINKED_OWNER_KEPT = "owner kept: a file with more than one hard link is never given away"
+LINKED_UNCHANGED = ("left unchanged: a file with more than one hard link where fs.protected_hardlinks is 0 may be "
+                    "a system file any user linked here; set sysctl fs.protected_hardlinks=1 (and in /etc/sysctl.d)")
 LINKED_OWNER_WARNING = (
-    "files with more than one hard link kept their owner (listed with skipped): fs.protected_hardlinks is not 1 on "
-    "this host, so any user may have linked a root file (/etc/shadow) into the tree, and the ownership return would "
-    "give it away; set sysctl fs.protected_hardlinks=1 (and in /etc/sysctl.d) to return their ownership too")
+    "files with more than one hard link kept their owner (listed with owner_kept): a hard link may be a file of "
+    "another user or root linked into the tree, so ownership return never gives one away")
+LINKED_UNCHANGED_WARNING = (
+    "files with more than one hard link were left unchanged (listed with skipped): fs.protected_hardlinks is not 1 "
+    "on this host, so any user may have linked a system file (/usr/bin/sudo, /etc/shadow) into the tree, and "
+    "changing the shared inode would change it host-wide; set sysctl fs.protected_hardlinks=1 (and in "
+    "/etc/sysctl.d), then run again")
+# A block or character device node in an agent's tree opens a host device to whoever may open
+# it: made harmless (root-owned, mode 0000: unlinkable by the directory's owner, no longer
+# openable or chmod-able by it), never given away.
+DEVICE_MODE = 0o000
+DEVICE_OWNER = (0, 0)
 
 
 def hardlinks_protected(path=PROTECTED_HARDLINKS):
@@ -71,7 +85,7 @@ def hardlinks_protected(path=PROTECTED_HARDLINKS):
 
 
 OPTION_DEFAULTS = {
-    "actions": ("setid", "caps"), "dry_run": False, "budget": DEFAULT_BUDGET_S, "chown_to": None,
+    "actions": ("setid", "caps", "device"), "dry_run": False, "budget": DEFAULT_BUDGET_S, "chown_to": None,
     "chown_from": (0,), "caps_method": DEFAULT_CAPS_METHOD, "hardlinks": DEFAULT_HARDLINKS, "one_file_system": True,
     "prune_mounts": True, "max_listed": DEFAULT_MAX_LISTED, "progress": None,
     "progress_interval": PROGRESS_INTERVAL_S, "fork": None, "allow_files": True, "setuid": True,
@@ -105,9 +119,8 @@ class StripOptions:
     CHOWN_FROM_OTHERS: every file or directory not owned by chown_to's uid and gid.
     Derived, read-only: ``chown_gids`` (the gids the chown action takes as well: none,
     or every gid but chown_to's with CHOWN_FROM_OTHERS), ``setid_mask``, ``do_setid``, ``do_caps``, ``do_chown``,
-    ``skip_hardlinks``, ``chown_links`` (ownership return may give away a file with more
-    than one hard link: ``fs.protected_hardlinks`` is 1, read here once when the chown
-    action is asked for).
+    ``do_device``, ``skip_hardlinks``, ``links_protected`` (``fs.protected_hardlinks`` is
+    1, read here once per strip: see LINKED_UNCHANGED).
     """
 
     def __init__(self, **kwargs):
@@ -153,8 +166,9 @@ class StripOptions:
         self.do_setid = "setid" in self.actions and bool(self.setid_mask)
         self.do_caps = "caps" in self.actions
         self.do_chown = "chown" in self.actions
+        self.do_device = "device" in self.actions
         self.skip_hardlinks = self.hardlinks == "skip"
-        self.chown_links = self.do_chown and hardlinks_protected()
+        self.links_protected = hardlinks_protected()
 
 
 def _seconds(name, value, allow_zero):
@@ -259,17 +273,21 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
 
     ``fd`` is an O_PATH handle whose fstat ``fst`` the caller has proven (regular file,
     the inode it means). Fills ``entry``; returns (found, changed): found is False when
-    nothing needs doing after all (the caps were gone). OSError from a change is left
-    in entry["error"] (and changed says what had already happened).
+    nothing needs doing after all (the caps were gone). An OSError from a change is left in
+    entry["error"], and entry["failed"] lists the actions that were not done (changed says
+    what had already happened): a change that failed is never counted as done.
+
+    A file with more than one hard link is never given away (LINKED_OWNER_KEPT); where
+    fs.protected_hardlinks is 0 nothing at all is changed on it (LINKED_UNCHANGED).
     """
     caps_text = _caps_text(fd, cap_bits) if has_caps else None
     has_caps = caps_text is not None
     entry["caps_before"] = caps_text
     actions = entry["actions"]
-    kept = needs_chown and fst.st_nlink > 1 and not opts.chown_links
-    if kept:  # maybe a root file a user linked here: never given away (hardlinks_protected)
+    linked = fst.st_nlink > 1
+    if needs_chown and linked:  # maybe another user's file linked here: never given away
         needs_chown = False
-        entry["skipped"] = LINKED_OWNER_KEPT
+        entry["owner_kept"] = LINKED_OWNER_KEPT
     if needs_chown:
         actions.append("chown")
     if has_setid:
@@ -278,9 +296,12 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
     if has_caps:
         actions.append("caps")
     if not actions:
-        return kept, False
-    if opts.skip_hardlinks and fst.st_nlink > 1:
+        return "owner_kept" in entry, False
+    if linked and opts.skip_hardlinks:
         entry["skipped"] = "hard link (nlink %d): left unchanged by policy hardlinks=skip" % fst.st_nlink
+        return True, False
+    if linked and not opts.links_protected:
+        entry["skipped"] = LINKED_UNCHANGED
         return True, False
     if opts.dry_run:
         mode_after = fst.st_mode & ~opts.setid_mask if has_setid else fst.st_mode
@@ -291,17 +312,68 @@ def fix_proven_file(fd, fst, entry, opts, has_setid, has_caps, needs_chown, cap_
             entry["uid_after"], entry["gid_after"] = owner_after(fst, opts.chown_to)
         return True, True
     changed = False
+    steps = ((needs_chown, ["chown"], lambda: return_owner(fd, fst, opts, entry)),
+             (has_caps, ["caps"], lambda: clear_caps(fd, opts)),
+             (has_setid, [a for a in actions if a in ("setuid", "setgid")], lambda: strip_setid(fd, opts)))
+    pending = [step for step in steps if step[0]]
     try:
-        for wanted, action in ((needs_chown, lambda: return_owner(fd, fst, opts, entry)),
-                               (has_caps, lambda: clear_caps(fd, opts)),
-                               (has_setid, lambda: strip_setid(fd, opts))):
-            if wanted:
-                action()
-                changed = True
-        entry["mode_after"] = envelope.mode_text(os.fstat(fd).st_mode)
+        while pending:
+            pending[0][2]()
+            pending.pop(0)
+            changed = True
     except OSError as exc:
         entry["error"] = envelope.error_text(exc)
+        entry["failed"] = [name for step in pending for name in step[1]]
+    try:
+        entry["mode_after"] = envelope.mode_text(os.fstat(fd).st_mode)
+    except OSError:
+        pass
     return True, changed
+
+
+def fix_device(fd, fst, entry, opts):
+    """Make the block or character device node held by ``fd`` harmless: root-owned, mode
+    0000 (DEVICE_OWNER, DEVICE_MODE), through /proc/self/fd/N (the magic link is the inode
+    held: the device is never opened). Owner first, so its old owner can no longer chmod it
+    back between the two calls. Fills ``entry`` as fix_proven_file does; returns (found,
+    changed). A node with more than one link where fs.protected_hardlinks is 0 may be a
+    system node linked here: left unchanged (LINKED_UNCHANGED)."""
+    entry["actions"].append("device")
+    entry["uid_after"], entry["gid_after"] = DEVICE_OWNER
+    entry["mode_after"] = envelope.mode_text(stat.S_IFMT(fst.st_mode) | DEVICE_MODE)
+    if fst.st_nlink > 1 and (opts.skip_hardlinks or not opts.links_protected):
+        entry["skipped"] = LINKED_UNCHANGED if not opts.skip_hardlinks else (
+            "hard link (nlink %d): left unchanged by policy hardlinks=skip" % fst.st_nlink)
+        entry["mode_after"] = entry["mode_before"]
+        del entry["uid_after"], entry["gid_after"]
+        return True, False
+    if opts.dry_run:
+        return True, True
+    handle = "/proc/self/fd/%d" % fd
+    changed = False
+    try:
+        if (fst.st_uid, fst.st_gid) != DEVICE_OWNER:
+            os.chown(handle, *DEVICE_OWNER)
+            changed = True
+        if stat.S_IMODE(os.fstat(fd).st_mode) != DEVICE_MODE:
+            os.chmod(handle, DEVICE_MODE)
+            changed = True
+    except OSError as exc:
+        entry["error"] = envelope.error_text(exc)
+        entry["failed"] = ["device"]
+    after = os.fstat(fd)
+    entry["mode_after"] = envelope.mode_text(after.st_mode)
+    entry["uid_after"], entry["gid_after"] = after.st_uid, after.st_gid
+    return True, changed
+
+
+def device_is_harmless(st):
+    """Whether a device node's fstat already says root-owned, mode 0000 (pure)."""
+    return (st.st_uid, st.st_gid) == DEVICE_OWNER and stat.S_IMODE(st.st_mode) == DEVICE_MODE
+
+
+def is_device(st):
+    return stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
 
 
 def fix_file_at(dir_fd, name, options=None, display_path=None, expected=None):
@@ -310,19 +382,21 @@ def fix_file_at(dir_fd, name, options=None, display_path=None, expected=None):
     The single-file path of a strip, for callers that hold a directory descriptor they
     have proven themselves (the real-time guard): ``name`` (str or bytes, one path
     component) is opened O_PATH|O_NOFOLLOW relative to ``dir_fd``, fstat'ed, and acted
-    on only when it is a regular file (and, when ``expected`` is given, the inode
-    ``(st_dev, st_ino)``); every change goes through /proc/self/fd/N, so a name swapped
-    for a symlink is never followed and nothing is opened for I/O.
+    on only when it is a regular file, or a block or character device node (made
+    root-owned, mode 0000, with the ``device`` action) (and, when ``expected`` is given, the
+    inode ``(st_dev, st_ino)``); every change goes through /proc/self/fd/N, so a name
+    swapped for a symlink is never followed and nothing is opened for I/O.
 
     ``options``: a StripOptions, or a dict of run()'s keywords (actions, dry_run,
     chown_to, chown_from, caps_method, hardlinks, setuid, setgid; walk options are
-    accepted and ignored); None means run()'s defaults (setid and caps).
+    accepted and ignored); None means run()'s defaults (setid, caps and device).
     ``display_path``: the path to report (default: ``name``).
 
     Returns the per-file entry of a strip report (path, type, mode_before, mode_after,
-    caps_before, uid, gid, nlink, actions, and uid_after/gid_after, skipped or error
-    where they apply), or None when there is nothing to do: the name is gone, is not a
-    regular file, or the file carries nothing the options act on. Raises ChangedUnderUs
+    caps_before, uid, gid, nlink, actions, and uid_after/gid_after, owner_kept, skipped,
+    or error with failed (the actions not done) where they apply), or None when there is
+    nothing to do: the name is gone, is neither a regular file nor a device node, or it
+    carries nothing the options act on. Raises ChangedUnderUs
     when ``expected`` is given and the name now holds another inode; OSError when the
     name cannot be opened for another reason than ENOENT; InputError for bad options.
     Threads: safe (no fchdir). Touches the system unless options say dry_run.
@@ -341,10 +415,16 @@ def fix_at(dir_fd, name, opts, path, expected, cap_bits):
     fd = os.open(name, PATH_FLAGS, dir_fd=dir_fd)
     try:
         fst = os.fstat(fd)
-        replaced = expected is not None and (fst.st_dev, fst.st_ino) != tuple(expected)
-        if (expected is not None and not stat.S_ISREG(fst.st_mode)) or replaced:
+        if expected is not None and (fst.st_dev, fst.st_ino) != tuple(expected):
             raise ChangedUnderUs("replaced (not the inode scanned); left alone")
+        if is_device(fst):
+            if not opts.do_device or device_is_harmless(fst):
+                return None, False
+            entry = new_entry(path, fst, "block device" if stat.S_ISBLK(fst.st_mode) else "character device")
+            return entry, fix_device(fd, fst, entry, opts)[1]
         if not stat.S_ISREG(fst.st_mode):
+            if expected is not None:
+                raise ChangedUnderUs("replaced (not the inode scanned); left alone")
             return None, False
         has_setid = fst.st_mode & opts.setid_mask if opts.do_setid else 0
         needs_chown = opts.do_chown and (fst.st_uid in opts.chown_from or fst.st_gid in opts.chown_gids)

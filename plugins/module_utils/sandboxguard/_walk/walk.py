@@ -42,7 +42,15 @@ from .. import report as envelope
 from .._core.forked import free_descriptors
 from .._core.mountinfo import mount_id_of_fd, mount_points_under, read_mountinfo
 from . import handoff
-from .fileops import CAP_XATTR, LINKED_OWNER_KEPT, LINKED_OWNER_WARNING, ChangedUnderUs, fix_at, owner_after
+from .fileops import (
+    CAP_XATTR,
+    LINKED_OWNER_WARNING,
+    LINKED_UNCHANGED,
+    LINKED_UNCHANGED_WARNING,
+    ChangedUnderUs,
+    fix_at,
+    owner_after,
+)
 
 # Directory descriptors kept open for pending children before falling back to reopen
 # (identity-checked) on demand; keeps a 10,000-deep tree under the fd limit. Fewer when
@@ -90,7 +98,7 @@ class _Dir:
 def new_report(roots, dry_run):
     """An empty report in the shared envelope (report.new_report) with strip's keys."""
     return envelope.new_report(roots, dry_run=bool(dry_run), files=[], pruned_mounts=[], counts={
-        "dirs": 0, "files": 0, "setid": 0, "caps": 0, "chown": 0,
+        "dirs": 0, "files": 0, "setid": 0, "caps": 0, "chown": 0, "device": 0,
         "hardlinks": 0, "special": 0, "symlinks": 0, "skipped": 0, "errors": 0, "unlisted": 0,
     })
 
@@ -217,19 +225,23 @@ class _Findings:
             self.add_error(path, entry["error"], "change")
 
     def count_finding(self, entry):
-        actions = entry["actions"]
+        """Count what the entry's actions did (in a dry run: would do); an action that failed
+        (entry["failed"]) is never counted as done: its error is counted instead."""
         counts = self.counts
-        if "setuid" in actions or "setgid" in actions:
-            counts["setid"] += 1
-        if "caps" in actions:
-            counts["caps"] += 1
-        if "chown" in actions:
-            counts["chown"] += 1
-        if entry.get("skipped"):
+        done = set(entry["actions"]) - set(entry.get("failed", ()))
+        if entry.get("skipped"):  # found and left as it was: a finding that remains, nothing done
+            done = set()
             counts["skipped"] += 1
-            if entry["skipped"] is LINKED_OWNER_KEPT:
-                envelope.add_warning(self.report, LINKED_OWNER_WARNING)
-        if entry["nlink"] > 1:
+            if entry["skipped"] is LINKED_UNCHANGED:
+                envelope.add_warning(self.report, LINKED_UNCHANGED_WARNING)
+        if "setuid" in done or "setgid" in done:
+            counts["setid"] += 1
+        for action in ("caps", "chown", "device"):
+            if action in done:
+                counts[action] += 1
+        if entry.get("owner_kept"):
+            envelope.add_warning(self.report, LINKED_OWNER_WARNING)
+        if entry["nlink"] > 1 and entry["type"] == "file":
             counts["hardlinks"] += 1
 
 
@@ -350,6 +362,7 @@ class Walk(_Findings, _Sharing):
         self.setid_mask = opts.setid_mask
         self.do_caps = opts.do_caps
         self.do_chown = opts.do_chown
+        self.do_device = opts.do_device
         self.dry_run = opts.dry_run
         self.deadline = (time.monotonic() + opts.budget) if opts.budget else None
         self.chown_to = opts.chown_to
@@ -474,6 +487,7 @@ class Walk(_Findings, _Sharing):
         caps_ok = self.do_caps and self.xattrs_supported
         setid_mask = self.setid_mask if self.do_setid else 0
         do_chown = self.do_chown
+        do_device = self.do_device
         chown_from = self.chown_from
         chown_gids = self.chown_gids
         counts = self.counts
@@ -498,8 +512,12 @@ class Walk(_Findings, _Sharing):
                     if not entry.is_file(follow_symlinks=False):
                         if entry.is_symlink():
                             counts["symlinks"] += 1
-                        else:
-                            counts["special"] += 1
+                            continue
+                        counts["special"] += 1
+                        if do_device:
+                            st = entry.stat(follow_symlinks=False)
+                            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+                                self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except OSError as exc:
@@ -508,6 +526,8 @@ class Walk(_Findings, _Sharing):
                 mode = st.st_mode
                 if not stat.S_ISREG(mode):
                     counts["special"] += 1
+                    if do_device and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+                        self.act_on_file(dfd, entry.name, st, node.path(root_path) + "/" + entry.name)
                     continue
                 counts["files"] += 1
                 has_caps = False

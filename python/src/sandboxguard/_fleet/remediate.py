@@ -30,9 +30,8 @@ import time
 
 from .. import report as envelope
 from .. import strip as stripmod
-from .._core import defaults
 from .._core.text import escape
-from .._privileged.runners import runner_providers
+from .._privileged import scope as _scopemod
 from .._walk.fileops import CHOWN_FROM_OTHERS
 from ..errors import InputError
 from . import audit
@@ -44,9 +43,10 @@ MODULE_OF = {"ownership": "setid_strip", "setid": "setid_strip", "caps": "setid_
              "sandboxes": "sandbox_sweep", "home_mode": "terminal_home", "leaks": "leaks_remove"}
 CHANGED, OK, FAILED, SKIPPED = "changed", "ok", "failed", "skipped"
 STATUSES = (CHANGED, OK, FAILED, SKIPPED)
-# The walk's action, and the file actions (an entry's ``actions``) of each walk fix.
-_WALK_ACTION = {"ownership": "chown", "setid": "setid", "caps": "caps"}
-_FILE_ACTIONS = {"ownership": ("chown",), "setid": ("setuid", "setgid"), "caps": ("caps",)}
+# The walk's actions, and the file actions (an entry's ``actions``) of each walk fix: the setid
+# fix also makes device nodes harmless (root-owned, mode 0000), as the sweep's setid step does.
+_WALK_ACTIONS = {"ownership": ("chown",), "setid": ("setid", "device"), "caps": ("caps",)}
+_FILE_ACTIONS = {"ownership": ("chown",), "setid": ("setuid", "setgid", "device"), "caps": ("caps",)}
 
 
 def _section(fix, dry_run, roots=(), **extra):
@@ -86,12 +86,13 @@ def _raised(section, exc):
 
 # --- ownership, setid, caps: one walk -------------------------------------------------------
 
-def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
-    """(sections, warnings): the sections of the walk fixes in *wanted* (one strip.run over the
-    audit's roots, and one per CI runner work folder, see _runner_walks) and the warnings of
-    the scope and the walks, which concern them all."""
+def _walk_fixes(wanted, view, settings):
+    """(sections, warnings): the sections of the walk fixes in *wanted* (one walk over the held
+    roots of the audit's view, privileged_scope, and one per CI runner work folder, see
+    _runner_walks) and the warnings of the scope and the walks, which concern them all."""
+    owner, dry_run = settings.owner, settings.dry_run
     returns = owner is not None and owner[0] not in stripmod.OPTION_DEFAULTS["chown_from"]
-    runners = _runner_roots(scope) if "ownership" in wanted else []
+    runners = list(view["owned"]) if view is not None and "ownership" in wanted else []
     walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or returns or runners)]
     sections = {}
     if "ownership" in wanted and owner is None and not runners:
@@ -103,85 +104,81 @@ def _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run):
                                          "go back from already belong to it")
     if not walk_fixes:
         return sections, []
-    if scope is None:
+    if view is None:
         for fix in walk_fixes:
             sections[fix] = _skipped(fix, dry_run, audit.NOTHING_GIVEN)
         return sections, []
-    theirs = {root["realpath"] for root in runners}
-    main_walk = [w for w in scope["walk"] if w not in theirs]
+    theirs = {id(root) for root in runners}
+    main_walk = [root for root in view["walk"] if id(root) not in theirs]
     main_fixes = [f for f in walk_fixes if f != "ownership" or returns]
     reports = []
     try:
         if main_walk and main_fixes:
-            reports.append(stripmod.run(main_walk, actions=[_WALK_ACTION[f] for f in main_fixes], dry_run=dry_run,
-                                        chown_to=owner, budget=budget, max_listed=max_listed))
-        reports += _runner_walks(runners, walk_fixes, budget, max_listed, dry_run)
-    except Exception as exc:  # a refused root, a walker that failed: these fixes fail, the others run
+            reports.append(stripmod.run_opened([root.held for root in main_walk],
+                                               actions=[a for f in main_fixes for a in _WALK_ACTIONS[f]],
+                                               dry_run=dry_run, chown_to=owner, budget=settings.budget,
+                                               max_listed=settings.max_listed))
+        reports += _runner_walks(runners, walk_fixes, settings)
+    except Exception as exc:  # a walker that failed: these fixes fail, the others run
         for fix in walk_fixes:
-            sections[fix] = _raised(_section(fix, dry_run, scope["walk"], absent=scope["absent"]), exc)
-        return sections, list(scope["warnings"])
-    report = _merged(reports) if reports else None
+            sections[fix] = _raised(_section(fix, dry_run, view["paths"], absent=view["absent"]), exc)
+        return sections, list(view["warnings"])
+    report = _merged(reports, view["paths"], dry_run, settings.max_listed) if reports else None
     for fix in walk_fixes:
-        sections[fix] = _walk_section(fix, scope, report, budget, dry_run)
-    return sections, list(scope["warnings"]) + list(report["warnings"] if report else ())
+        sections[fix] = _walk_section(fix, view, report, settings.budget, dry_run)
+    return sections, list(view["warnings"]) + list(report["warnings"] if report else ())
 
 
-def _runner_roots(scope):
-    """The scope's roots whose provider names their owner (a GitHub runner's work folder) that exist."""
-    return [root for root in (scope or {}).get("owned", ()) if os.path.isdir(root["realpath"])]
+def _runner_walks(runners, walk_fixes, settings):
+    """One walk per runner work folder, from its held descriptor: every file whose uid or gid
+    is not the runner user's goes back to the runner user (chown_from "others", as
+    runner-cleanup), whatever owner was given for the other roots; setid bits, caps and device
+    nodes as selected."""
+    actions = ["chown"] + [a for f in walk_fixes if f != "ownership" for a in _WALK_ACTIONS[f]]
+    return [stripmod.run_opened([root.held], actions=actions, dry_run=settings.dry_run, chown_to=tuple(root.owner),
+                                chown_from=CHOWN_FROM_OTHERS, budget=settings.budget,
+                                max_listed=settings.max_listed) for root in runners]
 
 
-def _runner_walks(runners, walk_fixes, budget, max_listed, dry_run):
-    """One walk per runner work folder: every file whose uid or gid is not the runner user's
-    goes back to the runner user (chown_from "others", as runner-cleanup), whatever owner was
-    given for the other roots; setid bits and caps stripped as selected."""
-    actions = ["chown"] + [_WALK_ACTION[f] for f in walk_fixes if f != "ownership"]
-    return [stripmod.run([root["realpath"]], actions=actions, dry_run=dry_run, chown_to=tuple(root["owner"]),
-                         chown_from=CHOWN_FROM_OTHERS, budget=budget, max_listed=max_listed) for root in runners]
-
-
-def _merged(reports):
-    """One walk report of several (files, errors and warnings in order, counts summed)."""
+def _merged(reports, roots, dry_run, max_listed):
+    """One walk report of several (report.merge: files, errors and warnings in order, counts summed)."""
     if len(reports) == 1:
         return reports[0]
-    merged = dict(reports[0], roots=[], files=[], errors=[], warnings=[], counts={}, changed=False, complete=True,
-                  elapsed=0.0)
+    merged = stripmod.new_report(list(roots), dry_run)
+    merged["elapsed"] = 0.0
     for report in reports:
-        for key in ("roots", "files", "errors", "warnings"):
-            merged[key] = merged[key] + list(report.get(key) or ())
-        for key, value in report["counts"].items():
-            merged["counts"][key] = merged["counts"].get(key, 0) + value
-        merged["changed"] = merged["changed"] or bool(report["changed"])
-        merged["complete"] = merged["complete"] and bool(report["complete"])
+        envelope.merge(merged, report, max_listed)
         merged["elapsed"] += report.get("elapsed") or 0.0
     return merged
 
 
-def _walk_section(fix, scope, report, budget, dry_run):
+def _walk_section(fix, view, report, budget, dry_run):
     """One walk fix's section: the files that needed its action, their errors and the walk's own."""
-    section = _section(fix, dry_run, scope["walk"], absent=list(scope["absent"]), files=[],
+    section = _section(fix, dry_run, view["paths"], absent=list(view["absent"]), files=[],
                        counts={"files": 0, "dirs": 0, "unlisted": 0, "errors": 0})
-    for error in scope["errors"]:
+    for error in view["errors"]:
         envelope.add_error(section, error["path"], error["op"], error["error"])
     if report is None:
-        reason = "none of the paths exist on this host" if scope["absent"] else "nothing to look under"
+        reason = "none of the paths exist on this host" if view["absent"] else "nothing to look under"
         return _verdict(section, reason=None if section["errors"] else reason)
     actions = _FILE_ACTIONS[fix]
     mine = [e for e in report["files"] if any(a in e["actions"] for a in actions)]
     others = {e["path"] for e in report["files"]} - {e["path"] for e in mine}
     section["files"] = mine
     section["counts"].update({k: report["counts"][k] for k in ("files", "dirs", "unlisted")})
-    section["counts"][_WALK_ACTION[fix]] = report["counts"][_WALK_ACTION[fix]]
+    for action in _WALK_ACTIONS[fix]:
+        section["counts"][action] = report["counts"].get(action, 0)
     for error in report["errors"]:
         if error["path"] not in others:  # another fix's file: its own section lists it
             envelope.add_error(section, error["path"], error["op"], error["error"])
     section["counts"]["errors"] = len(section["errors"])
-    section["changed"] = bool(report["changed"] and section["counts"][_WALK_ACTION[fix]])
+    section["changed"] = bool(report["changed"] and (mine or any(
+        section["counts"][a] for a in _WALK_ACTIONS[fix])))
     section["complete"] = bool(report["complete"])
     reason = None
     if not report["complete"]:
         reason = "the walk of %s stopped after %.1fs (budget %.1fs): raise the budget" % (
-            ", ".join(escape(w) for w in scope["walk"]), report["elapsed"], budget or 0)
+            ", ".join(escape(w) for w in view["paths"]), report["elapsed"], budget or 0)
         envelope.add_warning(section, reason)
     section["elapsed"] = report["elapsed"]
     return _verdict(section, reason)
@@ -189,37 +186,32 @@ def _walk_section(fix, scope, report, budget, dry_run):
 
 # --- sandboxes ------------------------------------------------------------------------------
 
-def _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner, budget, dry_run):
-    """The Docker sandboxes swept (sweep.sweep, native method), when an engine answered the scope."""
-    if scope is None:
+def _sandboxes_fix(found, request, settings):
+    """The Docker sandboxes swept (sweep.sweep, native method) under the one scope: its engine
+    connection, its engines' answers and its held targets (no second derivation, no second
+    connection). One engine's error fails this fix, after the healthy engines' sandboxes were
+    swept."""
+    dry_run = settings.dry_run
+    if found is None:
         return _skipped("sandboxes", dry_run, audit.NOTHING_GIVEN)
-    engine = scope["engine"]
-    if engine["error"]:
-        section = _section("sandboxes", dry_run)
-        envelope.add_error(section, docker_host or "docker", "engine", engine["reason"])
-        return _verdict(section)
-    if not engine["answered"]:
-        return _skipped("sandboxes", dry_run, "no Docker engine answered: %s" % engine["reason"])
-    if not hermes_homes and not sandbox_dir:
+    if not request.hermes_homes and not request.sandbox_dir:
         return _skipped("sandboxes", dry_run, "no Hermes home or sandbox directory given")
-    from .. import docker_engine, sweep  # noqa: PLC0415 - compiled on the host only when an engine answers
+    if request.docker == "never":
+        return _skipped("sandboxes", dry_run, "not asked (docker: never)")
+    if not found.engines and not found.targets:
+        return _skipped("sandboxes", dry_run, "no Docker engine answered: %s" % (found.engine_note or "none asked"))
+    from .. import sweep  # noqa: PLC0415 - compiled on the host only when there is something to sweep
 
     section = _section("sandboxes", dry_run)
     try:
-        # every engine present (auto), as the audit's scope asked them
-        client = docker_engine.connect_engines(docker_host or None, timeout=audit.DEFAULT_ENGINE_TIMEOUT_S)
-    except docker_engine.EngineError as exc:
-        return _raised(section, exc)
-    try:
-        result = sweep.sweep(client, list(hermes_homes), sandbox_dir, owner=owner, budget_per_step=budget,
-                             dry_run=dry_run)
+        result = sweep.sweep(found.client, owner=settings.owner, budget_per_step=settings.budget, dry_run=dry_run,
+                             scope=found)
     except Exception as exc:  # the engine's own errors, as sandbox_sweep reports them
         return _raised(section, exc)
-    finally:
-        close = getattr(client, "close", None)
-        if close is not None:
-            close()
     result.update(status=OK, reason=None, module=MODULE_OF["sandboxes"])
+    for answer in found.engine_errors():
+        envelope.add_error(result, answer.get("url") or answer["name"], "engine",
+                           "engine %s could not be asked: %s" % (answer["name"], answer["error"]))
     incomplete = None if result["complete"] else ("; ".join(result["warnings"]) or None)
     return _verdict(result, incomplete)
 
@@ -257,21 +249,22 @@ def _home_fix(hermes_homes, mode, where, profiles, create_profile_home, dry_run)
 
 # --- leaks ----------------------------------------------------------------------------------
 
-def _leaks_fix(users, tmp_patterns, min_age, tmp_dir, spool_dir, hermes_homes, sandbox_dir, agent_user,
-               quarantine_dir, dry_run):
-    """What the audit's leak check finds (audit.check_leaks), moved into the quarantine (leaks_remove.remove)."""
+def _leaks_fix(request, settings, found):
+    """What the audit's leak check finds (audit.check_leaks, with the scope's accounts), moved
+    into the quarantine (leaks_remove.remove)."""
     from .. import leaks  # noqa: PLC0415
     from . import audit_record, leaks_remove  # noqa: PLC0415
 
-    check = audit.check_leaks(users, tmp_patterns, min_age, tmp_dir, spool_dir, hermes_homes, sandbox_dir,
-                              agent_user)
-    if check["status"] == audit_record.SKIPPED:
+    s, dry_run = settings, settings.dry_run
+    check = audit.check_leaks(s.leak_users, s.leak_tmp_patterns, s.leak_min_age, s.leak_tmp_dir, s.leak_spool_dir,
+                              request.hermes_homes, request.sandbox_dir, s.agent_user, scope=found)
+    if check["status"] in (audit_record.SKIPPED, audit_record.NOT_CHECKED):
         return _skipped("leaks", dry_run, check["reason"])
-    found = check["findings"]
-    quarantine_dir = quarantine_dir or leaks_remove.DEFAULT_QUARANTINE
-    report = leaks_remove.remove(found, quarantine_dir, dry_run=dry_run) if found else None
+    found_leaks = check["findings"]
+    quarantine_dir = s.quarantine_dir or leaks_remove.DEFAULT_QUARANTINE
+    report = leaks_remove.remove(found_leaks, quarantine_dir, dry_run=dry_run) if found_leaks else None
     section = _section("leaks", dry_run, [quarantine_dir], users=check["users"], scope=check["scope"],
-                       absent=check["absent"], removed=[], quarantine=None, counts={"found": len(found)})
+                       absent=check["absent"], removed=[], quarantine=None, counts={"found": len(found_leaks)})
     for error in check["errors"]:
         envelope.add_error(section, error["path"], error["op"], error["error"])
     for line in check["warnings"]:
@@ -280,50 +273,68 @@ def _leaks_fix(users, tmp_patterns, min_age, tmp_dir, spool_dir, hermes_homes, s
         section.update(removed=report["removed"], quarantine=report["quarantine"])
         envelope.merge(section, {key: report[key] for key in ("changed", "complete", "errors", "warnings", "counts")})
         section["diff"] = [{"before_header": "leaks", "before": "".join(
-            line + "\n" for line in leaks.finding_lines({"findings": found})),
+            line + "\n" for line in leaks.finding_lines({"findings": found_leaks})),
             "after_header": "leaks (moved to %s)" % escape(report["quarantine"]), "after": ""}]
     return _verdict(section)
 
 
 # --- the host -------------------------------------------------------------------------------
 
-def remediate_host(fixes=FIXES, paths=(), hermes_homes=(), sandbox_dir=None, docker=audit.DEFAULT_DOCKER_MODE,
-                   docker_host=None, owner=None, budget=stripmod.DEFAULT_BUDGET_S,
-                   max_listed=stripmod.DEFAULT_MAX_LISTED, home_mode=None, home_where=defaults.HOME_WHERE,
-                   profiles=True, create_profile_home=True, leak_users=(), leak_tmp_patterns=None, leak_min_age=0,
-                   leak_tmp_dir=None, leak_spool_dir=None, agent_user=None, quarantine_dir=None,
-                   dry_run=False, github_runners=(), gitlab_config=None):
+# remediate's own settings beside the audit's (audit.SETTING_DEFAULTS): whom ownership goes
+# back to, where leaks go, and check mode. Its walks list more than the audit's findings.
+SETTING_DEFAULTS = {"owner": None, "quarantine_dir": None, "dry_run": False,
+                    "max_listed": stripmod.DEFAULT_MAX_LISTED}
+
+
+def remediate_host(fixes=FIXES, request=None, settings=None, **given):
     """Run the selected *fixes* on this host; return the host's envelope with one section per fix.
 
-    The scope is the audit's (audit_host's arguments mean the same here). *owner*: (uid, gid)
-    ownership goes back to (the ownership fix runs only with one; the sandboxes fix then
-    uses it too, else each sandbox directory's owner). *budget*: seconds for the walk, and for
-    each step of each sandbox sweep. *quarantine_dir*: where leaks go (None:
-    leaks_remove.DEFAULT_QUARANTINE). *github_runners*, *gitlab_config*: the CI runners' roots
-    (runners.runner_providers); each GitHub runner's work folder is walked on its own, every
-    file whose uid or gid is not the runner user's given back to the runner user (the
-    ownership fix runs for them without an owner given). Fixes not in *fixes* are ``skipped``. Bad input that
-    concerns every fix (an unknown fix, a bad owner or docker mode) raises InputError before
-    anything changes. Touches the system unless *dry_run*.
+    *request*: the scope.Request (the audit's: audit.host_inputs), derived once here into
+    one scope.Scope (one engine connection) that every fix uses: the walk fixes walk its held
+    roots, the sandboxes fix sweeps its held targets with its engines' answers, the leaks fix
+    takes its accounts. *settings*: an audit.Settings with SETTING_DEFAULTS' names too
+    (*owner*: (uid, gid) ownership goes back to: the ownership fix runs only with one, the
+    sandboxes fix then uses it too, else each sandbox directory's owner; *budget*: seconds
+    for the walk, and for each step of each sandbox sweep; *quarantine_dir*: where leaks go;
+    *dry_run*). Or the old keywords (*given*), which build both. Each GitHub runner's work
+    folder is walked on its own, every file whose uid or gid is not the runner user's given
+    back to the runner user (the ownership fix runs for them without an owner given). Fixes
+    not in *fixes* are ``skipped``. Bad input that concerns every fix (an unknown fix, a bad
+    owner or docker mode) raises InputError before anything changes. Touches the system
+    unless dry run.
     """
     unknown = [f for f in fixes if f not in FIXES]
     if unknown:
         raise InputError("unknown fix(es) %s: choose from %s" % (", ".join(unknown), ", ".join(FIXES)))
-    if owner is not None:
-        owner = stripmod.check_owner(tuple(owner))
+    if request is None or settings is None:
+        built_request, built_settings = audit.host_inputs(given, SETTING_DEFAULTS, task_dirs=True)
+        request, settings = request or built_request, settings or built_settings
+    elif given:
+        raise TypeError("give request and settings, or keywords, not both")
+    if settings.owner is not None:
+        settings.owner = stripmod.check_owner(tuple(settings.owner))
     started = time.monotonic()
     wanted = set(fixes)
-    scope = None
-    if wanted & {"ownership", "setid", "caps", "sandboxes"}:
-        scope = audit.privileged_scope(paths, hermes_homes, sandbox_dir, docker, docker_host,
-                                       providers=runner_providers(github_runners, gitlab_config))
-    sections, walk_warnings = _walk_fixes(wanted, scope, owner, budget, max_listed, dry_run)
+    found = None
+    if not request.empty and wanted & {"ownership", "setid", "caps", "sandboxes", "leaks"}:
+        found = _scopemod.derive(request if wanted & {"ownership", "setid", "caps", "sandboxes"}
+                                 else request.replace(docker="never"))
+    try:
+        return _fix_host(wanted, request, settings, found, started)
+    finally:
+        if found is not None:
+            found.close()
+
+
+def _fix_host(wanted, request, settings, found, started):
+    view = audit.privileged_scope(found) if found is not None else None
+    sections, walk_warnings = _walk_fixes(wanted, view, settings)
+    s = settings
     runners = {
-        "sandboxes": lambda: _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner, budget,
-                                            dry_run),
-        "home_mode": lambda: _home_fix(hermes_homes, home_mode, home_where, profiles, create_profile_home, dry_run),
-        "leaks": lambda: _leaks_fix(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir,
-                                    hermes_homes, sandbox_dir, agent_user, quarantine_dir, dry_run),
+        "sandboxes": lambda: _sandboxes_fix(found, request, settings),
+        "home_mode": lambda: _home_fix(request.hermes_homes, s.home_mode, s.home_where, s.profiles,
+                                       s.create_profile_home, s.dry_run),
+        "leaks": lambda: _leaks_fix(request, settings, found),
     }
     for fix, run in runners.items():
         if fix not in wanted:
@@ -332,16 +343,16 @@ def remediate_host(fixes=FIXES, paths=(), hermes_homes=(), sandbox_dir=None, doc
         try:
             sections[fix] = run()
         except Exception as exc:  # one broken fix must not stop the others
-            sections[fix] = _raised(_section(fix, dry_run), exc)
+            sections[fix] = _raised(_section(fix, s.dry_run), exc)
         sections[fix]["elapsed"] = round(time.monotonic() - began, 3)
-    return _host_report(sections, scope, walk_warnings, dry_run, started)
+    return _host_report(sections, view, walk_warnings, s.dry_run, started)
 
 
-def _host_report(sections, scope, walk_warnings, dry_run, started):
+def _host_report(sections, view, walk_warnings, dry_run, started):
     """The host's envelope: every fix's section (skipped when not selected), errors and warnings
     of all of them (each warning naming its fix; the walk's once), ``failed`` and ``status``."""
     fixes = {fix: sections.get(fix) or _skipped(fix, dry_run, "not selected (fixes or tags)") for fix in FIXES}
-    host = envelope.new_report(scope["walk"] if scope else [], dry_run=bool(dry_run), fixes=fixes, failed=[],
+    host = envelope.new_report(view["paths"] if view else [], dry_run=bool(dry_run), fixes=fixes, failed=[],
                                counts=dict.fromkeys(STATUSES, 0))
     for line in walk_warnings:
         envelope.add_warning(host, "walk: %s" % line)

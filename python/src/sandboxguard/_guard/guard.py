@@ -75,9 +75,10 @@ SETID_BITS = stat.S_ISUID | stat.S_ISGID
 class Guard:
     """Watch roots and strip setuid/setgid bits and file capabilities as files change.
 
-    ``roots_source()`` returns (roots, refused): roots a list of (path, source) the host
-    derived or the operator named (already refused paths are dropped by check_root here
-    too); it is called at start and every ``rescan_interval`` seconds.
+    ``roots_source()`` returns (roots, refused[, absent]): roots a list of (roots.OpenRoot,
+    source), the descriptors the scope proved (guard_scope.roots_source; the Guard owns and
+    closes them), refused [{path, reason}], absent the paths of roots that do not exist yet;
+    it is called at start and every ``rescan_interval`` seconds.
     ``engine_source()``, when given, runs in a forked child at start and every rescan and
     returns {"roots": [(path, source)], "error": str or None}: more roots (bind mounts on
     other filesystems) from an engine, asked without ever blocking the event loop.
@@ -88,12 +89,13 @@ class Guard:
     """
 
     def __init__(self, roots_source, emit, log, dry_run=False, setuid=True, setgid=True, caps=True,
-                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None, coalesce_s=COALESCE_S):
+                 rescan_interval=RESCAN_INTERVAL_S, sweep_budget=0, engine_source=None, coalesce_s=COALESCE_S,
+                 devices=True):
         self.roots_source = roots_source
         self.emit = emit
         self.log = say(log)  # names are escaped where a line is built
         self.dry_run = dry_run
-        self.actions = tuple(a for a, on in (("setid", setuid or setgid), ("caps", caps)) if on)
+        self.actions = tuple(a for a, on in (("setid", setuid or setgid), ("caps", caps), ("device", devices)) if on)
         self.setid_mask = (stat.S_ISUID if setuid else 0) | (stat.S_ISGID if setgid else 0)
         self.do_caps = caps
         self.rescan_interval = rescan_interval
@@ -254,7 +256,10 @@ class Guard:
             self.open()
         self.refresh_roots("start: events before now were not seen")
         if not self.roots:
-            wanted = [path for path, _source in self.roots_source()[0]]
+            answer = self.roots_source()
+            for opened, _source in answer[0]:
+                opened.close()
+            wanted = list(answer[2]) if len(answer) > 2 else []
             self.log("nothing to guard yet (%s: none exists); looking again every %g s" % (
                 names(wanted) or "no roots given", self.rescan_interval))
         self.start_engine_query()

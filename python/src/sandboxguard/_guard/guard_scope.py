@@ -8,7 +8,7 @@ Guard (guard.py) calls what it returns.
 """
 import os
 
-from .._privileged import sandboxes, scope
+from .._privileged import scope
 
 
 def default_homes(hermes_homes=(), explicit=False, environ=None):
@@ -24,49 +24,52 @@ def default_homes(hermes_homes=(), explicit=False, environ=None):
     return [home] if home else [os.path.join(os.path.expanduser("~"), ".hermes")]
 
 
+def _request(hermes_homes, sandbox_dir, extra_roots, providers, docker="never", docker_host=None):
+    return scope.Request(hermes_homes, sandbox_dir, extra_roots, providers=providers, docker=docker,
+                         docker_host=docker_host, include_stopped=False, task_dirs=False)
+
+
 def roots_source(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
-    """For Guard(roots_source=...): () -> (roots, refused), roots a list of (realpath,
-    source) from scope.derive, derived again at each call (a root that appears or is
-    swapped for a symlink is seen at the next rescan)."""
+    """For Guard(roots_source=...): () -> (roots, refused) from a fresh scope.derive at each
+    call (a root that appears or is swapped for a symlink is seen at the next rescan):
+    ``roots`` a list of (roots.OpenRoot, source), each the descriptor the scope proved (a
+    duplicate the caller owns and closes: the guard keeps the first it got for a directory);
+    roots that do not exist (yet) are not in it but in ``absent`` (their paths): the third
+    item. ``refused``: [{path, reason}]."""
     def source():
-        found = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)
-        return [(r["realpath"], r["source"]) for r in found["roots"]], found["refused"]
+        with scope.derive(_request(hermes_homes, sandbox_dir, extra_roots, providers)) as found:
+            held = [(root.held.borrowed(), root.source) for root in found.roots if root.is_dir]
+            return held, found["refused"], list(found.absent)
     return source
-
-
-def _dev(path):
-    try:
-        return os.stat(path).st_dev
-    except OSError:
-        return None
 
 
 def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
     """For Guard(engine_source=...), run in a forked child: bind-mount sources below the
     roots that lie on another filesystem than their root (a filesystem mark covers one
-    filesystem). The scope rule is the sweep's (sandboxes.scope_containers: realpath below
-    a root of scope.derive); the engine only tells which directories are mounted, it never
-    adds a root of its own. Returns {"roots": [[path, why]]}, or {"error": why} with no SDK
-    or no engine."""
+    filesystem). The scope's own targets (scope.derive with the engines' answers: realpath
+    below a held root, opened from it); the engine only tells which directories are mounted,
+    it never adds a root of its own. Returns {"roots": [[path, why]]} (and ``engines``: each
+    engine's {name, url, kind, error}), or {"error": why} when no engine answered."""
     def ask():
-        from .. import docker_engine  # noqa: PLC0415 - the SDK only when an engine is asked
-
-        usable = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)["roots"]
-        if not usable:
-            return {"roots": []}
+        request = _request(hermes_homes, sandbox_dir, extra_roots, providers, docker="auto", docker_host=docker_host)
         try:
-            engines = docker_engine.connect_engines(docker_host, timeout=10)  # every engine present (auto)
-            inspects = [doc for _name, client in engines
-                        for doc in docker_engine.inspect_containers(client, None, False)]
-        except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
+            found = scope.derive(request)
+        except Exception as exc:  # no engine, an engine gone: the host-derived roots stay
             return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
-        targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)[1]
-        roots = []
-        for target in targets:
-            if _dev(target["realpath"]) not in (None, _dev(target["root"])):
-                roots.append([target["realpath"], "bind mount of %s (another filesystem)" % ", ".join(
-                    c[:12] for c in target["containers"][:3])])
-        return {"roots": roots}
+        with found:
+            if not found.roots:
+                return {"roots": []}
+            healthy = [a for a in found.engines if not a.get("error")]
+            if not healthy:
+                return {"error": found.engine_note or "; ".join(
+                    "%s: %s" % (a["name"], a["error"]) for a in found.engines) or "no engine answered"}
+            roots = []
+            for target in found.targets:
+                if target.held is not None and target.root.held is not None and \
+                        target.held.st.st_dev != target.root.held.st.st_dev:
+                    roots.append([target.realpath, "bind mount of %s (another filesystem)" % ", ".join(
+                        c[:12] for c in target.containers[:3])])
+            return {"roots": roots, "engines": found.engine_summary()}
     return ask
 
 

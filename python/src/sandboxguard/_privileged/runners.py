@@ -128,11 +128,15 @@ class GithubRunner:
         return "GitHub runner %s" % self.path
 
     def root(self):
-        """The work folder as a scope root: {path, source, owner}."""
-        return {"path": self.work.path, "source": self.source, "owner": self.owner}
+        """The work folder as a scope root: {path, source, owner, held}: ``held`` is the work
+        folder's descriptor itself, handed over (the scope keeps it and never walks the path
+        again; this runner no longer closes it)."""
+        held, self.work = self.work, None
+        return {"path": held.path, "source": self.source, "owner": self.owner, "held": held}
 
     def close(self):
-        self.work.close()
+        if self.work is not None:
+            self.work.close()
 
     def __enter__(self):
         return self
@@ -151,8 +155,9 @@ def open_github_runner(runner_dir):
     default ``_work``) or from ``/`` (absolute: roots.open_root). Refuses (RunnerRefused,
     PathRefused, RootRefused: InputErrors naming the fix): a runner directory owned by root,
     no ``.runner``, a workFolder through a symlink, with ``..``, naming the runner directory
-    or one above it, and an absolute workFolder outside the runner directory that the runner
-    user does not own. Touches the system (opens, reads) but changes nothing.
+    or one above it, and a work folder (relative or absolute) that the runner user does not
+    own, or below a directory between it and the runner directory that the runner user does
+    not own. Touches the system (opens, reads) but changes nothing.
     """
     text = os.fsdecode(runner_dir)
     try:
@@ -211,10 +216,34 @@ def _open_work_folder(held, folder, owner, shown):
                                     "and remove it (the runner makes its work folder again)" % exc.reason) from None
             os.close(fd)
             fd = child
+            _check_runner_owns(fd, path, owner)
     except BaseException:
         os.close(fd)
         raise
     return OpenRoot(path, fd, os.fstat(fd))
+
+
+def _check_runner_owns(fd, path, owner):
+    """RunnerRefused unless the held directory belongs to the runner user: the work folder and
+    every directory between it and the runner directory are the runner user's, or the cleanup
+    would give a directory it does not own (a root-owned one ``svc.sh install`` made, named as
+    workFolder) to the runner user."""
+    uid = os.fstat(fd).st_uid
+    if uid != owner[0]:
+        raise RunnerRefused(path, "is owned by %s, not by the runner user (%s): the work folder and every "
+                            "directory between it and the runner directory must be the runner user's, or the "
+                            "cleanup would give away what the runner does not own; look at it, then chown it to "
+                            "the runner user (chown %d %s) or set workFolder in .runner to a directory the runner "
+                            "user owns" % (_who(uid), _who(owner[0]), owner[0], escape(path)))
+
+
+def _who(uid):
+    import pwd  # noqa: PLC0415 - POSIX only
+
+    try:
+        return "uid %d (%s)" % (uid, pwd.getpwuid(uid).pw_name)
+    except KeyError:
+        return "uid %d" % uid
 
 
 def _open_outside_work_folder(folder, owner, shown):
@@ -224,13 +253,11 @@ def _open_outside_work_folder(folder, owner, shown):
         work = open_root(folder)
     except RootRefused as exc:
         raise RunnerRefused(shown, "workFolder %s: %s" % (escape(folder), exc.reason)) from None
-    if work.st.st_uid != owner[0]:
-        uid = work.st.st_uid
+    try:
+        _check_runner_owns(work.fd, work.path, owner)
+    except RunnerRefused:
         work.close()
-        raise RunnerRefused(shown, "workFolder %s is outside the runner directory and owned by uid %d, not by the "
-                            "runner user (uid %d): runner-cleanup gives back only what the runner owns; chown it "
-                            "to the runner user after checking it, or use a work folder below the runner directory"
-                            % (escape(folder), uid, owner[0]))
+        raise
     return work
 
 
@@ -249,8 +276,8 @@ def github_runner(runner_dir):
                                       "reason": exc.reason})
         return found
     with runner:
-        found["roots"].append(runner.root())
         found["labels"][runner.label] = runner.source
+        found["roots"].append(runner.root())
     return found
 
 
@@ -313,6 +340,8 @@ def github_runners_from_systemd(unit_dir=SYSTEMD_UNIT_DIR):
             for root in one["roots"]:
                 if all(root["path"] != known["path"] for known in found["roots"]):
                     found["roots"].append(root)
+                elif root.get("held") is not None:
+                    root["held"].close()
             found["labels"].update(one["labels"])
     return found
 
@@ -438,7 +467,8 @@ def cleanup_github_runner(runner_dir, budget=RUNNER_CLEANUP_BUDGET_S, dry_run=Fa
         report["elapsed"] = round(time.monotonic() - started, 3)
         return report
     with runner:
-        report = stripmod.run_opened([runner.work], actions=("chown", "setid", "caps"), chown_to=runner.owner,
+        report = stripmod.run_opened([runner.work], actions=("chown", "setid", "caps", "device"),
+                                     chown_to=runner.owner,
                                      chown_from=CHOWN_FROM_OTHERS, budget=budget, dry_run=dry_run,
                                      max_listed=max_listed)
         report["runner"] = {"dir": runner.path, "work_folder": runner.work.path, "owner": list(runner.owner),

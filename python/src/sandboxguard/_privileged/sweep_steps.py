@@ -13,9 +13,13 @@ from .. import report as envelope
 from .. import strip as stripmod
 from .._core.text import escape
 from .._walk import fileops
+from ..roots import OpenRoot
 from . import staging
 
 STEPS = ("chown", "setid", "caps")
+# The walk actions of each step: the setid step also makes device nodes harmless (root-owned,
+# mode 0000: strip's ``device`` action), since ownership return never gives one away.
+STEP_ACTIONS = {"chown": ("chown",), "setid": ("setid", "device"), "caps": ("caps",)}
 CONTAINER_TARGET = "/sweep/target"
 
 # POSIX sh for the container method: GNU findutils or busybox, no stat(1) needed.
@@ -35,22 +39,17 @@ fi
 # Found paths go to stdout as a hex dump of find's -print0 (od -An -tx1): a name may hold a
 # newline or any byte but NUL, and the engine's log driver stores stdout as UTF-8 text, so a
 # byte that is not UTF-8 would come back replaced. Every message goes to stderr; find's own
-# status is kept in /tmp/rc (a pipeline's status is od's). "$3" of the chown step: "one" keeps
-# regular files with more than one hard link out of the ownership return (where
-# fs.protected_hardlinks is not 1 a user may have linked a root file into the tree:
-# fileops.hardlinks_protected), "any" not.
+# status is kept in /tmp/rc (a pipeline's status is od's). The hard-link rule of every walk
+# (fileops.LINKED_UNCHANGED): a regular file with more than one link is never chowned, and
+# where fs.protected_hardlinks is 0 ("$links" = one) neither its setid bits nor its
+# capabilities are touched (any user may have linked a system binary into the tree).
 SCRIPT_CHOWN = r"""
 set -u
 t=$1; owner=$2; links=$3; shift 3
 ok=0
 for uid in "$@"; do
-  if [ "$links" = one ]; then
-    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
-      echo $? > /tmp/rc; } | od -An -v -tx1
-  else
-    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
-      echo $? > /tmp/rc; } | od -An -v -tx1
-  fi
+  { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0 -exec chown -h "$owner" {} +
+    echo $? > /tmp/rc; } | od -An -v -tx1
   [ "$(cat /tmp/rc)" = 0 ] || ok=1
 done
 exit $ok
@@ -59,24 +58,36 @@ SCRIPT_CHOWN_DRY = r"""
 set -u
 t=$1; owner=$2; links=$3; shift 3
 for uid in "$@"; do
-  if [ "$links" = one ]; then
-    { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } |
-      od -An -v -tx1
-  else
-    { find -P "$t" -xdev \( -type f -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } | od -An -v -tx1
-  fi
+  { find -P "$t" -xdev \( \( -type f -links 1 \) -o -type d \) -user "$uid" -print0; echo $? > /tmp/rc; } |
+    od -An -v -tx1
   [ "$(cat /tmp/rc)" = 0 ] || exit 1
 done
 """
+# The setid step also makes block and character device nodes harmless (fileops.fix_device):
+# root-owned first (their owner can no longer chmod them back), then mode 0000.
 SCRIPT_SETID = r"""
 set -u
-{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0 -exec chmod ug-s {} +; echo $? > /tmp/rc; } |
+t=$1; links=$2
+if [ "$links" = one ]; then lf="-links 1"; else lf=""; fi
+# shellcheck disable=SC2086
+{ find -P "$t" -xdev -type f $lf \( -perm -4000 -o -perm -2000 \) -print0 -exec chmod ug-s {} +; echo $? > /tmp/rc; } |
   od -An -v -tx1
-exit "$(cat /tmp/rc)"
+rc=$(cat /tmp/rc)
+# shellcheck disable=SC2086
+{ find -P "$t" -xdev \( -type b -o -type c \) $lf ! \( -user 0 -group 0 -perm 0000 \) -print0 \
+    -exec chown -h 0:0 {} +; echo $? > /tmp/rc; } | od -An -v -tx1
+[ "$(cat /tmp/rc)" = 0 ] || rc=1
+# shellcheck disable=SC2086
+find -P "$t" -xdev \( -type b -o -type c \) $lf -user 0 ! -perm 0000 -exec chmod 0000 {} + || rc=1
+exit "$rc"
 """
 SCRIPT_SETID_DRY = r"""
 set -u
-{ find -P "$1" -xdev -type f \( -perm -4000 -o -perm -2000 \) -print0; echo $? > /tmp/rc; } | od -An -v -tx1
+t=$1; links=$2
+if [ "$links" = one ]; then lf="-links 1"; else lf=""; fi
+# shellcheck disable=SC2086
+{ find -P "$t" -xdev \( \( -type f \( -perm -4000 -o -perm -2000 \) \) -o \( \( -type b -o -type c \) \
+    ! \( -user 0 -group 0 -perm 0000 \) \) \) $lf -print0; echo $? > /tmp/rc; } | od -An -v -tx1
 exit "$(cat /tmp/rc)"
 """
 # find cannot read xattrs: re-chown each regular file to its own uid and gid, which makes
@@ -84,15 +95,18 @@ exit "$(cat /tmp/rc)"
 # stat(1) needed), then one walk per owner. No awk: busybox awk crashes in this container.
 SCRIPT_CAPS = r"""
 set -u
-t=$1
-find -P "$t" -xdev -type f -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed" >&2; exit 1; }
+t=$1; links=$2
+if [ "$links" = one ]; then lf="-links 1"; else lf=""; fi
+# shellcheck disable=SC2086
+find -P "$t" -xdev -type f $lf -exec ls -nd {} + > /tmp/owners || { echo "listing owners under $t failed" >&2; exit 1; }
 owners=$(while read -r _ _ u g _; do
   case "$u:$g" in *[!0-9:]*|:*|*:) ;; *) echo "$u:$g" ;; esac
 done < /tmp/owners | sort -u)
 n=0; ok=0
 for o in $owners; do
   n=$((n + 1)); u=${o%%:*}; g=${o#*:}
-  find -P "$t" -xdev -type f -user "$u" -group "$g" -exec chown -h "$u:$g" {} + || ok=1
+  # shellcheck disable=SC2086
+  find -P "$t" -xdev -type f $lf -user "$u" -group "$g" -exec chown -h "$u:$g" {} + || ok=1
 done
 echo "re-chowned the regular files of $n owner(s)" >&2
 exit $ok
@@ -142,7 +156,9 @@ def _returns_ownership(owner, chown_from):
 
 def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=stripmod.DEFAULT_MAX_LISTED,
                  steps=STEPS):
-    """The three steps on the host, each its own walk with its own budget.
+    """The three steps on the host, each its own walk with its own budget, every walk from
+    the descriptor ``target`` holds (a roots.OpenRoot the scope proved: scope.Target.held;
+    the caller closes it). A path is still accepted (proven once, by strip.run, per step).
 
     Three walks, not the one walk strip.run could do with all three actions: each step
     gets its own budget (INTERFACES.md, ``budget_per_step``), so a tree that exhausts the
@@ -151,6 +167,7 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
     let a huge tree starve the later steps. The cost is re-reading the directories twice,
     which the page cache makes cheap next to the per-file syscalls.
     """
+    shown = target.path if isinstance(target, OpenRoot) else target
     results = []
     for name in steps:
         result = _step_result(name, budget)
@@ -160,12 +177,15 @@ def sweep_native(target, owner, chown_from, budget, dry_run=False, max_listed=st
             results.append(result)
             continue
         ownership = {"chown_to": owner, "chown_from": chown_from} if name == "chown" else {}
+        options = dict(actions=STEP_ACTIONS[name], dry_run=dry_run, budget=budget, max_listed=max_listed, **ownership)
         try:
-            report = stripmod.run([target], actions=[name], dry_run=dry_run, budget=budget, max_listed=max_listed,
-                                  **ownership)
+            if isinstance(target, OpenRoot):
+                report = stripmod.run_opened([target], **options)
+            else:
+                report = stripmod.run([target], **options)
         except Exception as exc:  # a refused root, a vanished target: reported, the next step still runs
             result["ran"] = False
-            _step_failed(result, target, envelope.error_text(exc))
+            _step_failed(result, shown, envelope.error_text(exc))
             results.append(result)
             continue
         result.update(report=report, complete=report["complete"], changed=report["changed"],
@@ -187,8 +207,9 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
                     run=docker_engine.run_disposable, stage=None):
     """The three steps in disposable hardened containers (see docker_engine.run_disposable).
 
-    The containers mount a root-owned staging bind of the proven ``target``
-    (``stage(target)``, a context manager yielding the path the engine gets: staging.staged),
+    The containers mount a root-owned staging bind of the proven ``target`` (a roots.OpenRoot
+    the scope holds, or a path) (``stage(target)``, a context manager yielding the path the
+    engine gets: staging.staged),
     never ``target``'s own path, which the engine would resolve through whatever the agent
     swapped in. Each step's ``report`` is the same envelope as method native's, its
     ``files`` the same dicts; find prints only paths, so modes, owners and caps are None and
@@ -196,27 +217,29 @@ def sweep_container(client, target, owner, chown_from, budget, image, dry_run=Fa
     second walk).
     """
     stage = stage or staging.staged
+    shown = target.path if isinstance(target, OpenRoot) else target
     results = None
     try:
         with stage(target) as (source, st):
-            results = _container_steps(client, target, source, st.st_ino, owner, chown_from, budget, image, dry_run,
+            results = _container_steps(client, shown, source, st.st_ino, owner, chown_from, budget, image, dry_run,
                                        steps, run)
     except ValueError as exc:  # RootRefused, StagingError: no step ran, or the staging was not undone
-        text = "could not hand %s to the strip container: %s" % (target, envelope.error_text(exc))
+        text = "could not hand %s to the strip container: %s" % (shown, envelope.error_text(exc))
         if results:
-            _step_failed(results[-1], target, text)
+            _step_failed(results[-1], shown, text)
             return results
         results = []
         for name in steps:
             result = _step_result(name, budget)
             result["ran"] = False
-            _step_failed(result, target, text)
+            _step_failed(result, shown, text)
             results.append(result)
     return results
 
 
 def _container_steps(client, target, source, ino, owner, chown_from, budget, image, dry_run, steps, run):
     binds = {source: CONTAINER_TARGET}
+    links = "any" if fileops.hardlinks_protected() else "one"
     results = []
     for name in steps:
         result = _step_result(name, budget)
@@ -226,17 +249,16 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
                 results.append(result)
                 continue
             script = SCRIPT_CHOWN_DRY if dry_run else SCRIPT_CHOWN
-            links = "any" if fileops.hardlinks_protected() else "one"
             args = [CONTAINER_TARGET, "%d:%d" % owner, links] + [str(u) for u in chown_from]
         elif name == "setid":
-            script, args = (SCRIPT_SETID_DRY if dry_run else SCRIPT_SETID), [CONTAINER_TARGET]
+            script, args = (SCRIPT_SETID_DRY if dry_run else SCRIPT_SETID), [CONTAINER_TARGET, links]
         else:
             if dry_run:
                 result.update(ran=False, skipped="find cannot see capabilities: the container method has no dry run "
                                                  "for this step (use method native to list them)")
                 results.append(result)
                 continue
-            script, args = SCRIPT_CAPS, [CONTAINER_TARGET]
+            script, args = SCRIPT_CAPS, [CONTAINER_TARGET, links]
         started = time.monotonic()
         try:
             out = run(client, image, PROLOGUE + script, [str(ino), *args], binds, timeout=budget or None)
@@ -251,8 +273,8 @@ def _container_steps(client, target, source, ino, owner, chown_from, budget, ima
         report = envelope.new_report([target], dry_run=bool(dry_run), files=[_container_entry(p, name) for p in found],
                                      counts={"files": len(found), name: len(found)}, exit_code=out["exit_code"],
                                      output=out.get("stderr", out["output"])[-4000:])
-        if name == "chown" and args[2] == "one":
-            envelope.add_warning(report, fileops.LINKED_OWNER_WARNING)
+        if links == "one":  # find cannot tell whether it passed one over: said for every step
+            envelope.add_warning(report, fileops.LINKED_UNCHANGED_WARNING)
         if out["timed_out"]:
             envelope.add_error(report, target, name, "step %s did not finish within %ss and was killed" % (
                 name, budget))

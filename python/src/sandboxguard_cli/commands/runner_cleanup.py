@@ -110,7 +110,7 @@ def print_human(report, out):
     state = "complete" if report["complete"] else "INCOMPLETE (budget ran out; run again or raise --budget)"
     errors = "; %d errors (first: %s: %s)" % (c["errors"], escape(report["errors"][0]["path"]),
                                               escape(report["errors"][0]["error"])) if report["errors"] else ""
-    out.write("runner-cleanup %s: %s %d to %d:%d, %d setid, %d with capabilities; walked %d dirs, %d files in "
-              "%.2fs; %s%s\n" % (escape(runner["work_folder"]), verb, c["chown"], runner["owner"][0],
-                                 runner["owner"][1], c["setid"], c["caps"], c["dirs"], c["files"],
-                                 report["elapsed"], state, errors))
+    out.write("runner-cleanup %s: %s %d to %d:%d, %d setid, %d with capabilities, %d device nodes made root 0000; "
+              "walked %d dirs, %d files in %.2fs; %s%s\n" % (
+                  escape(runner["work_folder"]), verb, c["chown"], runner["owner"][0], runner["owner"][1], c["setid"],
+                  c["caps"], c.get("device", 0), c["dirs"], c["files"], report["elapsed"], state, errors))

@@ -56,6 +56,9 @@ def _common(parser):
     parser.add_argument("paths", nargs="+", metavar="PATH", help="sandbox directories (absolute paths)")
     parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
     parser.add_argument("--no-caps", action="store_true", help="leave file capabilities out")
+    parser.add_argument("--no-devices", action="store_true",
+                        help="leave block and character device nodes out (by default each is found and, by strip, "
+                             "made root-owned with mode 0000)")
     parser.add_argument("--budget", default=str(stripmod.DEFAULT_BUDGET_S), metavar="SECONDS",
                         help="stop after this many seconds and report complete: false (default %(default)s; 0 = none)")
     parser.add_argument("--max-listed", default=str(stripmod.DEFAULT_MAX_LISTED), metavar="N",
@@ -151,13 +154,14 @@ def _run_walk(args, walk, **kwargs):
 
 
 def run_scan(args):
-    return _run(args, stripmod.scan, setid=not args.no_setid, caps=not args.no_caps)
+    return _run(args, stripmod.scan, setid=not args.no_setid, caps=not args.no_caps, devices=not args.no_devices)
 
 
 def run_strip(args):
     chown_to = _owner(args.chown_to) if args.chown_to else None
     return _run(args, stripmod.strip, dry_run=args.dry_run, setid=not args.no_setid, caps=not args.no_caps,
-                chown_to=chown_to, caps_method=args.caps_method, hardlinks=args.hardlinks)
+                devices=not args.no_devices, chown_to=chown_to, caps_method=args.caps_method,
+                hardlinks=args.hardlinks)
 
 
 def _owner_after(entry):
@@ -187,6 +191,11 @@ def print_human(report, out, read_only=False):
             what.append("mode %s -> %s" % (entry["mode_before"], entry["mode_after"]))
         if entry["caps_before"]:
             what.append("caps %s" % escape(entry["caps_before"]))
+        if "device" in entry["actions"]:
+            what.append("%s, owner %d:%d -> %s:%s" % (entry["type"], entry["uid"], entry["gid"],
+                                                      entry.get("uid_after", "?"), entry.get("gid_after", "?")))
+        if entry.get("owner_kept"):
+            what.append("owner kept: %d links" % entry["nlink"])
         if entry["nlink"] > 1 and entry["type"] == "file":
             what.append("%d links" % entry["nlink"])
         if entry.get("skipped"):
@@ -202,6 +211,8 @@ def print_human(report, out, read_only=False):
         out.write("error: %s: %s: %s\n" % (escape(err["path"]), err["op"], escape(err["error"])))
     state = "complete" if report["complete"] else "INCOMPLETE (budget ran out; run again or raise --budget)"
     found = "%d setid, %d with capabilities" % (c["setid"], c["caps"])
+    if c.get("device"):
+        found += ", %d device nodes" % c["device"]
     if c["chown"]:
         found += ", %d root-owned" % c["chown"]
     if read_only:
