@@ -509,7 +509,8 @@ def test_cli_textfile_counts_what_it_fixed_and_stays_fresh_while_it_guards(sandb
         first = parse(prom.read_text())
         cmd = ("command", "guard")
         assert series(first, "sandboxguard_findings") == {frozenset([cmd, ("kind", "setid")]): 0,
-                                                         frozenset([cmd, ("kind", "caps")]): 0}
+                                                         frozenset([cmd, ("kind", "caps")]): 0,
+                                                         frozenset([cmd, ("kind", "device")]): 0}
         started = series(first, "sandboxguard_last_success_timestamp_seconds")[frozenset([cmd])]
         assert started > 0
         suid = make_file(sandbox / "task" / "suid", 0o4755)
@@ -521,10 +522,10 @@ def test_cli_textfile_counts_what_it_fixed_and_stays_fresh_while_it_guards(sandb
         while time.monotonic() < limit:
             families = parse(prom.read_text())
             found = {dict(k)["kind"]: v for k, v in series(families, "sandboxguard_findings").items()}
-            if found == {"setid": 1, "caps": 1}:
+            if found == {"setid": 1, "caps": 1, "device": 0}:
                 break
             time.sleep(0.05)
-        assert found == {"setid": 1, "caps": 1}
+        assert found == {"setid": 1, "caps": 1, "device": 0}
         assert not privileged(suid) and not privileged(capped)
         later = series(families, "sandboxguard_last_success_timestamp_seconds")[frozenset([cmd])]
         assert later > started  # rewritten while guarding, not only at start

@@ -18,8 +18,8 @@ metric family must have one HELP text in all of them, so the texts are constants
     Unix time the command last wrote the file, success or not.
 ``sandboxguard_findings{kind}``
     Privileged artifacts found (and, unless a dry run, fixed): ``setid``, ``caps``,
-    ``chown`` (files given back by ownership return), plus ``device`` where the walk counts
-    device nodes. sweep: by this run; watch: by its last sweep; guard: since it started.
+    ``chown`` (files given back by ownership return), ``device`` (device nodes made
+    root-owned 0000) where the walk counts them. sweep: by this run; watch: by its last sweep; guard: since it started.
     Absent when nothing was checked (no engine answered, the watcher has not swept yet):
     never a 0 that nobody measured.
 ``sandboxguard_errors_total{kind}``

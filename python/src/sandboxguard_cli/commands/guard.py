@@ -60,7 +60,7 @@ class _GuardMetrics:
     def __init__(self, metrics, interval, dry_run, clock=time.monotonic):
         self.metrics, self.interval, self.clock = metrics, interval, clock
         self.metrics.state["dry_run"] = dry_run
-        self.metrics.state["findings"] = {"setid": 0, "caps": 0}  # guarding from the start: counted since
+        self.metrics.state["findings"] = {"setid": 0, "caps": 0, "device": 0}  # guarding from the start
         self.file_errors = 0
         self.dirty = True
         self.written = None
@@ -71,7 +71,8 @@ class _GuardMetrics:
             self.file_errors += 1
         else:
             actions = set(record.get("actions") or ())
-            for kind, hit in (("setid", bool({"setuid", "setgid"} & actions)), ("caps", "caps" in actions)):
+            for kind, hit in (("setid", bool({"setuid", "setgid"} & actions)), ("caps", "caps" in actions),
+                              ("device", "device" in actions)):
                 if hit:
                     state["findings"][kind] = state["findings"].get(kind, 0) + 1
         self.dirty = True
