@@ -24,7 +24,7 @@ from sandboxguard._privileged import runner_hooks as rh
 from sandboxguard._privileged import runner_texts
 from sandboxguard.errors import InputError
 
-pytestmark = [pytest.mark.controller, pytest.mark.root]
+pytestmark = [pytest.mark.root]  # the tests that run Ansible carry the controller mark themselves
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(TOP, "python", "src")
@@ -117,6 +117,7 @@ def snapshot(*paths):
     return seen
 
 
+@pytest.mark.controller
 def test_hooks_are_root_owned_and_env_keeps_its_lines_owner_and_mode_then_nothing_changes(tmp_path, world, runner):
     rc, checked = run_module(tmp_path, runner["args"], "--check")
     assert rc == 0 and checked["changed"] and checked["env_changed"], checked
@@ -148,6 +149,7 @@ def test_hooks_are_root_owned_and_env_keeps_its_lines_owner_and_mode_then_nothin
     assert snapshot(*state) == state
 
 
+@pytest.mark.controller
 def test_a_new_env_is_the_runner_users_file_and_an_unreadable_one_is_not_read_with_roots_rights(tmp_path, world,
                                                                                               runner):
     os.unlink(runner["env"])
@@ -162,6 +164,7 @@ def test_a_new_env_is_the_runner_users_file_and_an_unreadable_one_is_not_read_wi
     os.chmod(runner["env"], 0o644)
 
 
+@pytest.mark.controller
 def test_job_started_on_then_off_then_absent_gives_the_operator_every_hook_back(tmp_path, runner):
     with open(runner["env"], "ab") as handle:
         handle.write(b"%s=/opt/op-started.sh\n# trailing\n" % S.encode())
@@ -190,6 +193,7 @@ def test_job_started_on_then_off_then_absent_gives_the_operator_every_hook_back(
     assert rc == 0 and again["changed"] is False, again
 
 
+@pytest.mark.controller
 def test_absent_of_a_runner_directory_gone_still_removes_the_scripts_and_the_drop_in(tmp_path, world, runner):
     assert run_module(tmp_path, runner["args"])[0] == 0
     shutil.rmtree(runner["dir"])
@@ -198,6 +202,7 @@ def test_absent_of_a_runner_directory_gone_still_removes_the_scripts_and_the_dro
     assert any("does not exist" in w for w in done.get("warnings", [])), done
 
 
+@pytest.mark.controller
 @pytest.mark.parametrize("how, words", [
     ("root owns the runner directory", "is owned by root"),
     ("the runner directory is a symlink", "goes through a symlink"),
@@ -227,6 +232,7 @@ def test_what_the_library_refuses_fails_with_one_line_and_changes_nothing(tmp_pa
     assert not os.path.exists(runner["scripts"] + "/job-completed.sh") or how.startswith(".env")
 
 
+@pytest.mark.controller
 def test_the_hooks_run_as_the_runner_user_through_sudo_and_give_the_work_folder_back(tmp_path, world, runner):
     sbin = runner["root"] + "/sbin"
     os.mkdir(sbin, 0o755)

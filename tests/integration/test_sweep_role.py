@@ -260,24 +260,34 @@ RULES = {  # variables that break one rule -> (the task that stops, words of its
 }
 
 
-@pytest.mark.parametrize("rule", sorted(RULES))
-def test_each_rule_fails_with_its_own_message_and_a_valid_budget_is_never_the_error(tmp_path, rule):
-    # issue 27: one assert with six conditions and one message made a valid budget_per_step: 10 read as the error
-    broken, name, words = RULES[rule]
-    variables = {"sandbox_sweep_hermes_homes": [str(tmp_path / "hermes")], "sandbox_sweep_timer": False,
-                 "sandbox_sweep_watch_events": False, "sandbox_sweep_budget_per_step": 10,
-                 "sandbox_sweep_install_dir": str(tmp_path / "lib")}
-    rc, _stats, out = run_role(tmp_path, dict(variables, **broken), "--check")
-    assert rc != 0
-    failed = task_result(out, name)
-    assert failed.get("failed") and words in failed["msg"], failed
-    if "budget" not in rule:
-        assert "budget" not in failed["msg"]
-    for other in {n for _b, n, _w in RULES.values()} - {name}:
-        try:
-            assert not task_result(out, other).get("failed"), other
-        except AssertionError as exc:
-            assert "did not run" in str(exc)  # after the failing one: never reached
+def test_each_rule_fails_with_its_own_message_and_a_valid_budget_is_never_the_error(tmp_path):
+    # issue 27: one assert with six conditions and one message made a valid budget_per_step: 10
+    # read as the error. One ansible-playbook run: a local host per rule, each breaking only it.
+    names = sorted(RULES)
+    base = {"sandbox_sweep_hermes_homes": [str(tmp_path / "hermes")], "sandbox_sweep_timer": False,
+            "sandbox_sweep_watch_events": False, "sandbox_sweep_budget_per_step": 10,
+            "sandbox_sweep_install_dir": str(tmp_path / "lib")}
+    inventory = {"all": {"hosts": {"rule%d" % i: dict(base, ansible_connection="local",
+                                                       ansible_python_interpreter=sys.executable, **RULES[name][0])
+                                   for i, name in enumerate(names)}}}
+    (tmp_path / "inventory.json").write_text(json.dumps(inventory))
+    (tmp_path / "play.yml").write_text(PLAY.replace("hosts: localhost", "hosts: all"))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "--check",
+                           "-i", str(tmp_path / "inventory.json"), str(tmp_path / "play.yml")],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    out = json.loads(proc.stdout)
+    assert proc.returncode != 0
+    for i, name in enumerate(names):
+        host = "rule%d" % i
+        failed = [(t["task"]["name"].split(" : ")[-1], t["hosts"][host]) for play in out["plays"]
+                  for t in play["tasks"] if t["hosts"].get(host, {}).get("failed")]
+        assert len(failed) == 1, (name, failed)
+        task_name, result = failed[0]
+        assert task_name == RULES[name][1] and RULES[name][2] in result["msg"], (name, result["msg"])
+        if "budget" not in name:
+            assert "budget" not in result["msg"], (name, result["msg"])
     assert not (tmp_path / "lib").exists()
 
 
