@@ -106,7 +106,9 @@ attributes:
     description: Reads C(.env) as the runner user and root's files, and reports what would change; writes nothing.
   diff_mode:
     support: full
-    description: C(.env), the hook scripts, C(chained.json) and the drop-in, before and after.
+    description:
+      - The hook lines of C(.env) (its other lines may hold the operator's secrets and are not shown), the hook
+        scripts, C(chained.json) and the drop-in, before and after.
   platform:
     platforms: posix
     support: full

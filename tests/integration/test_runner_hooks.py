@@ -291,3 +291,16 @@ def test_env_changed_between_the_look_and_the_write_is_left_alone(tmp_path):
         os.close(fd)
     assert env.read_bytes() == b"A=1\n"
 
+
+
+@pytest.mark.controller
+def test_the_diff_shows_the_hook_lines_of_env_never_its_other_lines(tmp_path, runner):
+    with open(runner["env"], "ab") as handle:
+        handle.write(b"HTTPS_PROXY=http://user:s3cret@proxy:3128\n")
+    rc, done = run_module(tmp_path, runner["args"], "--check", "--diff")
+    assert rc == 0, done
+    env_diff = [d for d in done["diff"] if d["before_header"] == runner["env"]]
+    assert env_diff == [{"before_header": runner["env"], "after_header": runner["env"],
+                         "before": "%s=%s/op-completed.sh\n" % (C, runner["root"]),
+                         "after": "%s=%s/job-completed.sh\n" % (C, runner["scripts"])}]
+    assert "s3cret" not in json.dumps(done)

@@ -295,6 +295,14 @@ class _RootFiles:
         return True
 
 
+def _hook_lines(data):
+    """The lines of .env ``data`` that set a hook variable (bytes, or None when there is no file)."""
+    if data is None:
+        return None
+    keys = {name.encode("ascii") for name in ENV_VARS.values()}
+    return b"".join(line for line in _split_lines(data) if _line_name(line) in keys)
+
+
 def _diff(shown, before, after):
     def text(data):
         return "" if data is None else data.decode("utf-8", "backslashreplace")
@@ -425,8 +433,8 @@ def ensure_hooks(runner_dir, state="present", job_started=False, fail_job=True, 
                                  lambda: _edit_env(held.fd, env_path, expected, changes, dry_run))
                 after = base64.b64decode(answer["after"])
                 result["env_changed"] = after != (before or b"")
-                if result["env_changed"]:
-                    result["diff"].insert(0, _diff(env_path, before, after))
+                if result["env_changed"]:  # the hook lines only: the rest may hold the operator's secrets
+                    result["diff"].insert(0, _diff(env_path, _hook_lines(before), _hook_lines(after)))
             if held is not None:
                 result["hooks"] = {phase: env_value(after or b"", ENV_VARS[phase]) or "" for phase in PHASES}
             _drop_unwanted(files, scripts, top, name, hook_dir, state, job_started, sudoers_dir, dry_run)
