@@ -18,6 +18,10 @@ description:
   - Directories below O(dest) are created (root, O(dir_mode)) and opened one component at a time without
     following a symbolic link; a link or a file where a directory belongs fails the task naming it.
   - Files and directories are owned by root when the module runs as root.
+  - O(state=absent) removes what O(state=present) installed - the files O(files) lists (their contents are not read),
+    the bytecode Python compiled from them (C(__pycache__/<name>.*.pyc)), files with one of O(suffixes) left in the
+    listed directories, then each listed directory and O(dest) when they are left empty. Anything else stays, and
+    so does the directory holding it.
 version_added: 1.0.0
 extends_documentation_fragment:
   - sandboxguard.boundary.names
@@ -28,9 +32,15 @@ options:
     description: The install directory, for example C(/usr/local/lib/sandboxguard). Its parent must exist.
     type: path
     required: true
+  state:
+    description: V(present) installs the tree; V(absent) removes it (see above).
+    type: str
+    choices: [present, absent]
+    default: present
   files:
     description:
-      - Mapping of paths relative to O(dest) (C(sandboxguard/sweep.py)) to their text content.
+      - Mapping of paths relative to O(dest) (C(sandboxguard/sweep.py)) to their text content (with
+        O(state=absent) the contents are ignored; give empty strings).
       - Paths with C(.), C(..) or empty components are refused.
       - The contents are not logged (C(no_log)); the result lists the paths that changed.
     type: dict
@@ -70,6 +80,14 @@ EXAMPLES = r"""
     files:
       sandboxguard/__init__.py: "{{ lookup('ansible.builtin.file', 'src/sandboxguard/__init__.py', rstrip=false) }}"
       sandboxguard_cli/__init__.py: ""
+
+- name: Remove the tree again
+  sandboxguard.boundary.library_install:
+    dest: /usr/local/lib/sandboxguard
+    state: absent
+    files:
+      sandboxguard/__init__.py: ""
+      sandboxguard_cli/__init__.py: ""
 """
 
 RETURN = r"""
@@ -80,7 +98,9 @@ written:
   elements: str
   sample: [sandboxguard/sweep.py]
 removed:
-  description: Paths removed (or that would be) because O(files) no longer lists them.
+  description:
+    - Paths removed (or that would be) because O(files) no longer lists them.
+    - With O(state=absent) every path removed, directories with a trailing C(/) (C(./) for O(dest) itself).
   returned: always
   type: list
   elements: str
@@ -103,6 +123,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             dest=dict(type="path", required=True),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
             files=dict(type="dict", required=True, no_log=True),
             mode=dict(type="raw", default=envelope.mode_text(install.FILE_MODE)),
             dir_mode=dict(type="raw", default=envelope.mode_text(install.DIR_MODE)),
@@ -113,9 +134,13 @@ def main():
     p = module.params
     try:
         with input_errors_fail(module, dest=p["dest"]):
-            report = install.install_tree(p["dest"], p["files"], mode=as_mode(p["mode"]),
-                                          dir_mode=as_mode(p["dir_mode"], "dir_mode"),
-                                          suffixes=tuple(p["suffixes"]), dry_run=module.check_mode)
+            if p["state"] == "absent":
+                report = install.remove_tree(p["dest"], p["files"], suffixes=tuple(p["suffixes"]),
+                                             dry_run=module.check_mode)
+            else:
+                report = install.install_tree(p["dest"], p["files"], mode=as_mode(p["mode"]),
+                                              dir_mode=as_mode(p["dir_mode"], "dir_mode"),
+                                              suffixes=tuple(p["suffixes"]), dry_run=module.check_mode)
     except OSError as exc:
         fail(module, "%s: %s" % (exc.filename or p["dest"], exc.strerror or exc), dest=p["dest"])
     extra = {}

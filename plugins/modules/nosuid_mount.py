@@ -55,6 +55,13 @@ options:
     type: str
     choices: [mounted, unmounted]
     default: mounted
+  listed:
+    description:
+      - Also every root O(paths_file) lists (what earlier runs persisted, whatever scope they had). With
+        O(state=unmounted) this takes them all out and, the list left empty, the unit, the program and the list
+        themselves (the C(sandbox_sweep) role's C(sandbox_sweep_state=absent) uses it).
+    type: bool
+    default: false
   persist:
     description:
       - How the mounts come back after a reboot. V(systemd) keeps every root in O(paths_file) and
@@ -134,6 +141,12 @@ EXAMPLES = r"""
   become: true
   sandboxguard.boundary.nosuid_mount:
     path: [/srv/sandboxes/docker]
+    state: unmounted
+
+- name: Undo every mount this module persisted, and the boot unit
+  become: true
+  sandboxguard.boundary.nosuid_mount:
+    listed: true
     state: unmounted
 """
 
@@ -225,6 +238,7 @@ def main():
         program=dict(type="path", default=nosuid.PROGRAM),
         paths_file=dict(type="path", default=nosuid.PATHS_FILE),
         python=dict(type="path"),
+        listed=dict(type="bool", default=False),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
@@ -237,7 +251,7 @@ def main():
             as_list(p["path"]), p["state"], p["persist"], run=run, dry_run=module.check_mode,
             unit_dir=p["unit_dir"], fstab=p["fstab"], hermes_homes=as_list(p["hermes_home"]),
             sandbox_dir=p["sandbox_dir"], extra_roots=as_list(p["roots"]), program=p["program"],
-            paths_file=p["paths_file"], python=p["python"], providers=runner_providers(p))
+            paths_file=p["paths_file"], python=p["python"], providers=runner_providers(p), listed=p["listed"])
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff

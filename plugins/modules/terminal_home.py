@@ -39,10 +39,23 @@ options:
       - The Hermes home directory (usually C(~agent/.hermes)), or a list of them; each must exist.
       - A single path and a list are both accepted, as in M(sandboxguard.boundary.sandbox_sweep)
         (where the option is a list); with a list, every home is configured and C(homes) holds them all.
+      - Required with O(state=present); ignored with O(state=absent).
     type: list
     elements: path
     aliases: [hermes_homes]
-    required: true
+  state:
+    description:
+      - V(present) configures the homes (and with O(eval_isolation) installs the eval tools).
+      - V(absent) removes what O(eval_isolation) installed in O(bin_dir) - the crontab shim and the eval-run
+        wrapper, only files whose text carries the tool's own header (an operator's C(crontab) there stays, with a
+        warning), and O(bin_dir) itself when it is left empty and is the default directory.
+      - V(absent) leaves C(terminal.home_mode) and C(TERMINAL_HOME_MODE) as they are. Taking the setting out would
+        not restore what the home held before (RV(previous) was the operator's or Hermes' own) and would silently
+        give the agent's terminal children the real home again (Hermes' default C(auto)), widening what they can
+        change; set the mode you want with O(state=present) and O(mode) instead.
+    type: str
+    choices: [present, absent]
+    default: present
   mode:
     description:
       - The home mode. Aliases are accepted and normalised
@@ -98,6 +111,10 @@ EXAMPLES = r"""
     mode: isolated
     where: both
     eval_isolation: true
+
+- name: Remove the crontab shim and the eval-run wrapper (the homes' mode setting stays)
+  sandboxguard.boundary.terminal_home:
+    state: absent
 
 - name: Real home for a single-user laptop install, default profile only
   sandboxguard.boundary.terminal_home:
@@ -158,6 +175,12 @@ homes:
     error:
       description: Why this home could not be configured (one line naming the path and the fix), or null.
       type: str
+removed:
+  description: With O(state=absent), the eval tools (and O(bin_dir)) removed, or that would be in check mode.
+  returned: when O(state=absent)
+  type: list
+  elements: str
+  sample: [/usr/local/lib/sandboxguard/eval-bin/crontab]
 shim:
   description: Paths installed for eval isolation and whether each changed.
   returned: when O(eval_isolation=true)
@@ -174,16 +197,38 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import defaults
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import home_mode
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._terminal.eval_tools import (
+    remove_eval_tools,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
     configure_terminal_home,
     install_eval_tools,
 )
 
 
+def remove_tools(module, bin_dir):
+    """state=absent: the eval tools out of bin_dir; the homes' settings stay (see the docs)."""
+    try:
+        report = remove_eval_tools(bin_dir, dry_run=module.check_mode)
+    except InputError as exc:
+        fail(module, str(exc))
+    except OSError as exc:
+        fail(module, "%s: %s" % (exc.filename or bin_dir, exc.strerror or exc))
+    for warning in report["warnings"]:
+        warn(module, warning)
+    result = {"changed": report["changed"], "removed": report["removed"]}
+    if module._diff and report["removed"]:
+        result["diff"] = {"before": "".join("%s\n" % escape(p) for p in report["removed"]), "after": "",
+                          "before_header": bin_dir, "after_header": bin_dir}
+    exit_result(module, **result)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], required=True),
+            hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"]),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
             mode=dict(type="str", default=home_mode.CONFIGURED_MODE),
             where=dict(type="str", choices=list(home_mode.WHERE_CHOICES), default=home_mode.DEFAULT_WHERE),
             profiles=dict(type="bool", default=True),
@@ -192,9 +237,12 @@ def main():
             bin_dir=dict(type="path", default=home_mode.DEFAULT_EVAL_BIN),
             python=dict(type="path", default=defaults.SYSTEM_PYTHON),
         ),
+        required_if=[("state", "present", ("hermes_home",))],
         supports_check_mode=True,
     )
     p = module.params
+    if p["state"] == "absent":
+        remove_tools(module, p["bin_dir"])
     if not p["hermes_home"]:
         fail(module, "hermes_home is empty: give the Hermes home directory (or a list of them)")
     reports, failures = [], []

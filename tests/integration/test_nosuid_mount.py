@@ -160,6 +160,23 @@ def test_persist_systemd_writes_the_list_program_and_unit_once_the_boot_program_
     assert not os.path.lexists(os.path.join(boot["unit_dir"], "multi-user.target.wants", nosuid.UNIT))
 
 
+def test_unmounted_listed_takes_out_every_persisted_root_and_the_boot_files_without_a_scope(base, root, boot):
+    other = base + "/other/docker"
+    os.makedirs(other)
+    assert run_module(dict(boot, path=[root]))["changed"] and run_module(dict(boot, path=[other]))["changed"]
+    with open(boot["paths_file"], "rb") as handle:
+        assert sorted(fdmount.parse_list(handle.read())) == sorted([os.fsencode(root), os.fsencode(other)])
+    checked = run_module(dict(boot, listed=True, state="unmounted"), "--check")
+    assert checked["changed"] and sorted(checked["roots"]) == sorted([root, other]) and mounts_at(root)
+    gone = run_module(dict(boot, listed=True, state="unmounted"))
+    assert gone["changed"] is True, gone
+    assert mounts_at(root) == [] and mounts_at(other) == []
+    for path in (os.path.join(boot["unit_dir"], nosuid.UNIT), boot["paths_file"], boot["program"]):
+        assert not os.path.lexists(path), path
+    again = run_module(dict(boot, listed=True, state="unmounted"))
+    assert again["changed"] is False and again["roots"] == [], again
+
+
 def test_persist_fstab_is_deprecated_and_what_1_0_0_wrote_is_migrated_to_the_unit(base, root, boot):
     old_root = base + "/old/docker"
     os.makedirs(old_root)

@@ -30,7 +30,7 @@ from racing import python as python_move
 from sandboxguard import caps as capsmod
 from sandboxguard import docker_engine
 from sandboxguard._core import safefs
-from sandboxguard._privileged import runners
+from sandboxguard._privileged import runner_texts, runners
 from sandboxguard_cli.commands import runner_cleanup
 
 pytestmark = [pytest.mark.docker, pytest.mark.root]
@@ -169,7 +169,7 @@ def install_helper(world):
     os.chmod(sbin, 0o755)
     helper = os.path.join(sbin, "sandboxguard-runner-cleanup")
     with open(helper, "w", encoding="utf-8") as handle:
-        handle.write(runner_cleanup.helper_script(install_dir=SRC, helper=helper))
+        handle.write(runner_texts.helper_script(install_dir=SRC, helper=helper))
     os.chmod(helper, 0o755)
     return helper
 

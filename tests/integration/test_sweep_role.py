@@ -255,11 +255,51 @@ def test_role_on_a_host_without_systemd_says_what_to_switch_off(tmp_path, host):
     assert failed.get("failed") and "sandbox_sweep_watch_events: false" in failed["msg"]
 
 
-def test_role_refuses_a_run_without_anything_to_sweep(tmp_path, host):
-    rc, _stats, out = run_role(tmp_path, dict(host["vars"], sandbox_sweep_hermes_homes=" , "))
-    assert rc != 0
-    failed = task_result(out, "Check the scope, the container method's image and the budget")
-    assert "sandbox_sweep_hermes_homes" in failed["msg"]
+RULES = {  # variables that break one rule -> (the task that stops, words of its message)
+    "nothing to sweep": ({"sandbox_sweep_hermes_homes": " , "},
+                         "Check something to sweep is named", "nothing to sweep. Name it with"),
+    "a relative path": ({"sandbox_sweep_roots": "srv/sandboxes"},
+                        "Check every path of the scope is absolute", "srv/sandboxes: give absolute paths"),
+    "container without an image": ({"sandbox_sweep_method": "container"},
+                                    "Check the container method has an image", "needs sandbox_sweep_image"),
+    "a negative budget": ({"sandbox_sweep_budget_per_step": "-1"},
+                          "Check the budget is a number of seconds", "'-1' is not a number of seconds"),
+    "a budget of nan": ({"sandbox_sweep_budget_per_step": "nan"},
+                        "Check the budget is a number of seconds", "'nan' is not a number of seconds"),
+    "a group without an owner": ({"sandbox_sweep_group": "staff"},
+                                 "Check a group comes with an owner", "'staff' needs sandbox_sweep_owner"),
+}
+
+
+def test_each_rule_fails_with_its_own_message_and_a_valid_budget_is_never_the_error(tmp_path):
+    # issue 27: one assert with six conditions and one message made a valid budget_per_step: 10
+    # read as the error. One ansible-playbook run: a local host per rule, each breaking only it.
+    names = sorted(RULES)
+    base = {"sandbox_sweep_hermes_homes": [str(tmp_path / "hermes")], "sandbox_sweep_timer": False,
+            "sandbox_sweep_watch_events": False, "sandbox_sweep_budget_per_step": 10,
+            "sandbox_sweep_install_dir": str(tmp_path / "lib")}
+    inventory = {"all": {"hosts": {"rule%d" % i: dict(base, ansible_connection="local",
+                                                       ansible_python_interpreter=sys.executable, **RULES[name][0])
+                                   for i, name in enumerate(names)}}}
+    (tmp_path / "inventory.json").write_text(json.dumps(inventory))
+    (tmp_path / "play.yml").write_text(PLAY.replace("hosts: localhost", "hosts: all"))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "--check",
+                           "-i", str(tmp_path / "inventory.json"), str(tmp_path / "play.yml")],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    out = json.loads(proc.stdout)
+    assert proc.returncode != 0
+    for i, name in enumerate(names):
+        host = "rule%d" % i
+        failed = [(t["task"]["name"].split(" : ")[-1], t["hosts"][host]) for play in out["plays"]
+                  for t in play["tasks"] if t["hosts"].get(host, {}).get("failed")]
+        assert len(failed) == 1, (name, failed)
+        task_name, result = failed[0]
+        assert task_name == RULES[name][1] and RULES[name][2] in result["msg"], (name, result["msg"])
+        if "budget" not in name:
+            assert "budget" not in result["msg"], (name, result["msg"])
+    assert not (tmp_path / "lib").exists()
 
 
 @pytest.fixture
@@ -295,17 +335,20 @@ def test_role_fails_on_an_owner_this_host_does_not_know_with_the_librarys_messag
 def test_check_diff_names_the_library_files_instead_of_printing_their_source(tmp_path, host):
     # issue 14: --check --diff printed 6,694 lines, nearly all of it the library being copied
     rc, _stats, out = run_role(tmp_path, host["vars"], "--check", "--diff")
-    assert rc == 0, out
+    assert rc == 0, [(t["task"]["name"], t["hosts"]["localhost"].get("msg")) for p in out["plays"] for t in p["tasks"]
+                     if t["hosts"].get("localhost", {}).get("failed")]
     install = task_result(out, "Install the library and the CLI files that differ")
     # one module call for the whole tree: the diff lists paths, never the library's source
     assert install["changed"] is True and len(install["written"]) > 20
     diff = json.dumps(install.get("diff"))
     assert "def sweep" not in diff and "write  sandboxguard/sweep.py" in diff
     assert not host["lib"].exists(), "check mode wrote the library"
-    summary = task_result(out, "Name the library and CLI files that were or would be copied")["msg"]
-    assert summary.startswith("check mode: would copy %d library/CLI file(s)" % len(install["written"]))
-    for name in ("sandboxguard/sweep.py", "sandboxguard_cli/main.py", "sandboxguard_cli/commands/sweep.py"):
-        assert name in summary
+    # issue 27: the summary is counts; the lists (3,316 characters each) only under -v
+    summary = task_result(out, "Count the library and CLI files that were or would be copied")["msg"]
+    assert summary.startswith("check mode: would copy %d of %d library/CLI file(s) into %s" % (
+        len(install["written"]), len(install["written"]), host["lib"])), summary
+    assert summary.endswith("(-v lists them)") and len(summary) < 200 and "sweep.py" not in summary
+    assert task_result(out, "Name the library and CLI files that were or would be copied").get("skipped")
     # what a person reviews still diffs: the entry script the units run
     entry = task_result(out, "Install the sandboxguard command")
     assert entry["changed"] and "sys.exit(main())" in json.dumps(entry.get("diff"))
@@ -345,3 +388,97 @@ def test_check_mode_says_a_real_run_would_fail_without_the_sdk(tmp_path, host, c
     real, _stats, out = run_role(tmp_path, variables)
     assert real == 2
     assert "cannot import the Docker SDK" in task_result(out, "Stop when the Docker SDK is not importable")["msg"]
+
+
+@pytest.fixture
+def boot():
+    """A root-only directory for what the role persists (units, the nosuid boot files): this
+    host's /etc/systemd and /etc/sandboxguard stay as they are."""
+    top = "/run/sgsweep-rm-%s" % uuid.uuid4().hex[:8]
+    os.makedirs(top + "/units", mode=0o755)
+    yield top
+    subprocess.run(["rm", "-rf", top], check=False)
+
+
+def mounted(path):
+    with open("/proc/self/mountinfo", "rb") as handle:
+        return [line for line in handle if line.split(b" ")[4] == os.fsencode(str(path))]
+
+
+def test_state_absent_removes_units_mounts_boot_files_command_and_library_then_changes_nothing(tmp_path, boot):
+    home = tmp_path / "hermes"
+    root = home / "sandboxes" / "docker"
+    root.mkdir(parents=True)
+    (tmp_path / "bin").mkdir()
+    variables = {"sandbox_sweep_hermes_homes": [str(home)], "sandbox_sweep_timer": False,
+                 "sandbox_sweep_watch_events": False, "sandbox_sweep_guard": False, "sandbox_sweep_now": False,
+                 "sandbox_sweep_docker_sdk": "none", "sandbox_sweep_python": sys.executable,
+                 "sandbox_sweep_install_dir": str(tmp_path / "lib"),
+                 "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard"),
+                 "sandbox_sweep_unit_dir": boot + "/units", "sandbox_sweep_nosuid_persist": "systemd",
+                 "sandbox_sweep_nosuid_paths_file": boot + "/etc/nosuid-paths",
+                 "sandbox_sweep_nosuid_program": boot + "/sbin/sandboxguard-nosuid",
+                 "sandbox_sweep_runner_helper": boot + "/no-runner-helper",
+                 "sandbox_sweep_share_dir": str(tmp_path / "share"),
+                 "sandbox_sweep_textfile_dir": str(tmp_path / "node-exporter")}
+    (tmp_path / "node-exporter").mkdir()
+    try:
+        rc, _stats, out = run_role(tmp_path, variables)
+        assert rc == 0, out
+        assert mounted(root) and os.path.exists(boot + "/etc/nosuid-paths")
+        assert (tmp_path / "share" / "man" / "man1" / "sandboxguard.1").exists()
+        for command in ("sweep", "watch", "guard"):  # as the units write them
+            (tmp_path / "node-exporter" / ("sandboxguard-%s.prom" % command)).write_text("x 1\n")
+        (tmp_path / "node-exporter" / "other.prom").write_text("y 1\n")
+        foreign = tmp_path / "share" / "zsh" / "site-functions" / "_sandboxguard"
+        foreign.write_text("# someone else's\n")  # not the role's bytes: it stays
+        for unit in ("sandboxguard-sweep.timer", "sandboxguard-sweep.service", "sandboxguard-watch.service"):
+            with open(os.path.join(boot, "units", unit), "w") as handle:  # as a systemd host has them
+                handle.write("[Unit]\n")
+        # removal needs no scope: what an earlier run persisted is found
+        absent = dict(variables, sandbox_sweep_state="absent", sandbox_sweep_hermes_homes=[])
+        rc, stats, out = run_role(tmp_path, absent, "--check")
+        assert rc == 0 and stats["changed"] > 0, out
+        said = task_result(out, "Say what was removed")["msg"]
+        assert said.startswith("check mode: would remove 3 unit(s), 1 nosuid mount(s) (4 boot file(s)), the command, "
+                               "the library and CLI ("), said
+        assert mounted(root) and len(os.listdir(boot + "/units")) == 5 and (tmp_path / "lib").exists()
+
+        rc, stats, out = run_role(tmp_path, absent)
+        assert rc == 0, out
+        assert task_result(out, "Say what was removed")["msg"].startswith("removed 3 unit(s), 1 nosuid mount(s)")
+        assert not mounted(root)
+        assert os.listdir(boot + "/units") == [] or os.listdir(boot + "/units") == ["multi-user.target.wants"]
+        assert not os.path.exists(boot + "/etc/nosuid-paths") and not os.path.exists(boot + "/sbin/sandboxguard-nosuid")
+        assert not (tmp_path / "bin" / "sandboxguard").exists() and not (tmp_path / "lib").exists()
+        assert os.listdir(tmp_path / "node-exporter") == ["other.prom"]
+        assert not (tmp_path / "share" / "man" / "man1" / "sandboxguard.1").exists()
+        assert not (tmp_path / "share" / "bash-completion" / "completions" / "sandboxguard").exists()
+        assert foreign.read_text() == "# someone else's\n"
+
+        rc, stats, out = run_role(tmp_path, absent)
+        assert rc == 0 and stats["changed"] == 0, out
+        assert task_result(out, "Sum up the removal")["ansible_facts"]["sandbox_sweep_removal_changed"] is False
+    finally:
+        while mounted(root):
+            subprocess.run(["umount", "-l", str(root)], check=False)
+
+
+def test_state_absent_keeps_the_library_the_runner_cleanup_role_uses(tmp_path, boot):
+    helper = boot + "/sandboxguard-runner-cleanup"
+    with open(helper, "w") as handle:
+        handle.write("#!/usr/bin/python3 -I\n")
+    lib = tmp_path / "lib" / "sandboxguard"
+    lib.mkdir(parents=True)
+    (lib / "sweep.py").write_text("")
+    cli = tmp_path / "sandboxguard"
+    cli.write_text("#!/usr/bin/python3 -I\n# Managed by Ansible (role sandboxguard.boundary.sandbox_sweep)\n")
+    variables = {"sandbox_sweep_state": "absent", "sandbox_sweep_install_dir": str(tmp_path / "lib"),
+                 "sandbox_sweep_cli_path": str(cli), "sandbox_sweep_unit_dir": boot + "/units",
+                 "sandbox_sweep_nosuid_paths_file": boot + "/etc/nosuid-paths",
+                 "sandbox_sweep_nosuid_program": boot + "/sbin/sandboxguard-nosuid",
+                 "sandbox_sweep_runner_helper": helper, "sandbox_sweep_share_dir": str(tmp_path / "share")}
+    rc, _stats, out = run_role(tmp_path, variables)
+    assert rc == 0, out
+    assert "the library kept (the runner_cleanup role uses it)" in task_result(out, "Say what was removed")["msg"]
+    assert (lib / "sweep.py").exists() and not cli.exists()

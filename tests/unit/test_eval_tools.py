@@ -70,3 +70,44 @@ def test_crontab_install_shim_is_the_same_installer_and_the_shim_stays_standalon
                           env={"PATH": "/usr/bin:/bin", "EVAL_CRONTAB_FILE": str(tmp_path / "table")}, check=False)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "table").read_bytes().endswith(b"@daily true\n")
+
+
+def test_remove_eval_tools_removes_its_two_files_and_its_default_directory_once(tmp_path, monkeypatch):
+    bin_dir = str(tmp_path / "lib" / "eval-bin")
+    monkeypatch.setattr(eval_tools, "DEFAULT_EVAL_BIN", bin_dir)  # the default the installer made
+    home_mode.install_eval_tools(bin_dir)
+    dry = eval_tools.remove_eval_tools(bin_dir, dry_run=True)
+    assert dry["changed"] and dry["removed"] == [bin_dir + "/crontab", bin_dir + "/sandboxguard-eval-run", bin_dir]
+    assert sorted(os.listdir(bin_dir)) == ["crontab", "sandboxguard-eval-run"]
+    done = eval_tools.remove_eval_tools(bin_dir)
+    assert done["removed"] == dry["removed"] and not done["warnings"]
+    assert not os.path.exists(bin_dir) and os.path.isdir(str(tmp_path / "lib"))
+    again = eval_tools.remove_eval_tools(bin_dir)
+    assert not again["changed"] and again["removed"] == []
+
+
+@pytest.mark.parametrize("kind", ["foreign text", "symlink", "hardlink"])
+def test_remove_eval_tools_leaves_what_it_did_not_write(tmp_path, kind):
+    bin_dir = tmp_path / "bin"
+    home_mode.install_eval_tools(str(bin_dir))
+    target = tmp_path / "target"
+    target.write_bytes(b"keep\n")
+    os.unlink(str(bin_dir / "crontab"))
+    if kind == "foreign text":
+        (bin_dir / "crontab").write_bytes(b"#!/bin/sh\nexec /usr/bin/crontab \"$@\"\n")
+    elif kind == "symlink":
+        (bin_dir / "crontab").symlink_to(target)
+    else:
+        os.link(str(target), str(bin_dir / "crontab"))
+    done = eval_tools.remove_eval_tools(str(bin_dir))
+    assert done["removed"] == [str(bin_dir / "sandboxguard-eval-run")]
+    assert len(done["warnings"]) == 1 and done["warnings"][0].startswith("%s/crontab left in place: " % bin_dir)
+    assert os.listdir(str(bin_dir)) == ["crontab"] and target.read_bytes() == b"keep\n"
+
+
+def test_remove_eval_tools_keeps_a_directory_the_operator_chose_even_empty(tmp_path):
+    bin_dir = str(tmp_path / "opt-bin")
+    home_mode.install_eval_tools(bin_dir)
+    done = eval_tools.remove_eval_tools(bin_dir)
+    assert done["removed"] == [bin_dir + "/crontab", bin_dir + "/sandboxguard-eval-run"]
+    assert os.listdir(bin_dir) == []

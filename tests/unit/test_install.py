@@ -127,3 +127,61 @@ def test_no_temporary_file_is_left_behind(tmp_path):
     install.install_tree(str(dest), TREE)
     names = [n for _d, _s, files in os.walk(dest) for n in files]
     assert sorted(names) == sorted(os.path.basename(r) for r in TREE)
+
+
+def _compile(path):
+    """What `python3 file` leaves: __pycache__/<stem>.cpython-XY.pyc beside it."""
+    cache = path.parent / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / (path.stem + ".cpython-311.pyc")).write_bytes(b"\x00")
+
+
+def test_remove_tree_takes_out_the_tree_and_its_bytecode_then_changes_nothing(tmp_path):
+    dest = tmp_path / "lib"
+    install.install_tree(str(dest), TREE)
+    _compile(dest / "pkg" / "mod.py")
+    (dest / "pkg" / "old.py").write_text("")  # what an older install left in a listed directory
+    dry = install.remove_tree(str(dest), TREE, dry_run=True)
+    assert dry["changed"] and (dest / "pkg" / "mod.py").exists()
+    done = install.remove_tree(str(dest), TREE)
+    assert done["removed"] == dry["removed"] == sorted([
+        "./", "cli/", "cli/main.py", "pkg/", "pkg/__init__.py", "pkg/__pycache__/",
+        "pkg/__pycache__/mod.cpython-311.pyc", "pkg/mod.py", "pkg/old.py", "pkg/sub/", "pkg/sub/deep.py"])
+    assert not dest.exists() and tmp_path.is_dir()
+    again = install.remove_tree(str(dest), TREE)
+    assert again["changed"] is False and again["removed"] == []
+
+
+def test_remove_tree_leaves_what_it_did_not_install_and_the_directories_holding_it(tmp_path):
+    dest = tmp_path / "lib"
+    install.install_tree(str(dest), TREE)
+    (dest / "eval-bin").mkdir()  # another role's tools beside the tree
+    (dest / "eval-bin" / "crontab").write_text("#!/bin/sh\n")
+    (dest / "pkg" / "sub" / "notes.txt").write_text("mine\n")
+    cache = dest / "pkg" / "__pycache__"
+    cache.mkdir()
+    (cache / "foreign.cpython-311.pyc").write_bytes(b"\x00")
+    done = install.remove_tree(str(dest), list(TREE))  # the paths alone will do
+    assert sorted(done["removed"]) == ["cli/", "cli/main.py", "pkg/__init__.py", "pkg/mod.py", "pkg/sub/deep.py"]
+    assert (dest / "eval-bin" / "crontab").exists() and (dest / "pkg" / "sub" / "notes.txt").exists()
+    assert (cache / "foreign.cpython-311.pyc").exists()
+
+
+def test_remove_tree_never_follows_a_link_where_a_directory_was(tmp_path):
+    dest = tmp_path / "lib"
+    install.install_tree(str(dest), TREE)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "mod.py").write_text("keep\n")
+    for name in os.listdir(str(dest / "pkg" / "sub")):
+        os.unlink(str(dest / "pkg" / "sub" / name))
+    os.rmdir(str(dest / "pkg" / "sub"))
+    os.symlink(str(victim), str(dest / "pkg" / "sub"))
+    with pytest.raises(install.InstallError, match="not a directory"):
+        install.remove_tree(str(dest), TREE)
+    assert (victim / "mod.py").read_text() == "keep\n"
+
+
+def test_remove_tree_of_a_missing_install_changes_nothing(tmp_path):
+    assert install.remove_tree(str(tmp_path / "nowhere" / "lib"), TREE)["changed"] is False
+    assert install.remove_tree(str(tmp_path / "lib"), TREE)["removed"] == []

@@ -153,9 +153,9 @@ def test_chown_from_others_needs_the_chown_action_and_other_strings_are_refused(
 
 
 def test_the_helper_runs_exactly_runner_cleanup_with_its_one_argument_in_isolated_mode(tmp_path):
-    from sandboxguard_cli.commands import runner_cleanup
+    from sandboxguard._privileged import runner_texts
 
-    text = runner_cleanup.helper_script(python="/usr/bin/python3", install_dir="/usr/local/lib/sandboxguard")
+    text = runner_texts.helper_script(python="/usr/bin/python3", install_dir="/usr/local/lib/sandboxguard")
     assert text.startswith("#!/usr/bin/python3 -I\n")
     compile(text, "sandboxguard-runner-cleanup", "exec")
     assert 'main(["runner-cleanup", "--", sys.argv[1]])' in text

@@ -486,16 +486,24 @@ def default_python():
     return DEFAULT_PYTHON if os.access(DEFAULT_PYTHON, os.X_OK) else sys.executable
 
 
+def listed_roots(paths_file=PATHS_FILE):
+    """The roots (str) the persisted list ``paths_file`` names, [] when there is none; read
+    through descriptors in a directory only root can change, as the boot files are written."""
+    data = _Files().read(paths_file, limit=fdmount.MAX_LIST_BYTES)
+    return [os.fsdecode(p) for p in fdmount.parse_list(data or b"")]
+
+
 # -- the operation ----------------------------------------------------------------------
 def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False, unit_dir=UNIT_DIR, fstab=FSTAB,
            systemd_running=None, hermes_homes=(), sandbox_dir=None, extra_roots=(), program=PROGRAM,
-           paths_file=PATHS_FILE, python=None, check_mode=None, providers=()):
+           paths_file=PATHS_FILE, python=None, check_mode=None, providers=(), listed=False):
     """Bring every root to ``state``, persisted by ``persist``; return the report envelope.
     ``dry_run``: change nothing (no mount, no file written), report what would change
     (``check_mode`` is its deprecated alias).
 
     The roots: ``paths`` and ``extra_roots`` as given, plus what ``hermes_homes`` and
     ``sandbox_dir`` and ``providers`` (runners.runner_providers: opt-in) give (scope.derive).
+    ``listed``: also every root ``paths_file`` lists (listed_roots; unmounted: all of them out).
     ``run(argv) -> (rc, stdout, stderr)`` runs ``systemctl daemon-reload`` when a unit changed and systemd runs.
     Result (report.new_report): roots (the proven paths handled), changed, errors (a mount
     or unmount that failed: {path, op, error}), warnings (refused roots, 1.0.0 persistence
@@ -511,8 +519,8 @@ def ensure(paths=(), state="mounted", persist="systemd", run=None, dry_run=False
         raise NosuidError("persist must be one of %s, not %r" % (", ".join(PERSIST), persist))
     if isinstance(paths, (str, bytes)):
         paths = [paths]
-    paths = [os.fsdecode(p) for p in paths]
-    if not (paths or hermes_homes or sandbox_dir or extra_roots or providers):
+    paths = list(dict.fromkeys([os.fsdecode(p) for p in paths] + (listed_roots(paths_file) if listed else [])))
+    if not (paths or hermes_homes or sandbox_dir or extra_roots or providers or listed):
         raise NosuidError("no roots: give path, or hermes_home, sandbox_dir or roots (the sweep's scope)")
     python = python or default_python()
     result = envelope.new_report([], paths=[], refused=[], missing=[], files=[], diff={"before": "", "after": ""},

@@ -146,6 +146,29 @@ class GithubRunner:
         self.close()
 
 
+def open_runner_directory(runner_dir):
+    """The GitHub runner directory ``runner_dir`` held open (a safefs.Dir; close it), as root.
+
+    The one refusal of a runner directory every root-side user of it shares (the cleanup, the
+    scope provider, runner_hooks): missing (RunnerRefused naming what to give), reached through
+    a symlink another user could have planted (safefs.PathRefused), owned by root (a runner
+    running as root has nothing to get back, and root's own directory is no runner user's).
+    Touches the system (opens) but changes nothing.
+    """
+    text = os.fsdecode(runner_dir)
+    try:
+        held = safefs.open_dir(text)
+    except FileNotFoundError:
+        raise RunnerRefused(text, "does not exist; give the directory the runner was installed in "
+                            "(the one holding .runner and run.sh)") from None
+    if held.st.st_uid == 0:
+        held.close()
+        raise RunnerRefused(held.path, "is owned by root; a GitHub runner directory belongs to the runner user, "
+                            "who gets the work folder back: give the directory of a runner that runs as its "
+                            "own user")
+    return held
+
+
 def open_github_runner(runner_dir):
     """Open the GitHub runner installed in ``runner_dir`` and its work folder; a GithubRunner.
 
@@ -160,18 +183,9 @@ def open_github_runner(runner_dir):
     own, or below a directory between it and the runner directory that the runner user does
     not own. Touches the system (opens, reads) but changes nothing.
     """
-    text = os.fsdecode(runner_dir)
-    try:
-        held = safefs.open_dir(text)
-    except FileNotFoundError:
-        raise RunnerRefused(text, "does not exist; give the directory the runner was installed in "
-                            "(the one holding .runner and run.sh)") from None
+    held = open_runner_directory(runner_dir)
     try:
         owner = (held.st.st_uid, held.st.st_gid)
-        if owner[0] == 0:
-            raise RunnerRefused(held.path, "is owned by root; a GitHub runner directory belongs to the runner user, "
-                                "who gets the work folder back: give the directory of a runner that runs as its "
-                                "own user")
         shown = held.path.rstrip("/") + "/" + GITHUB_RUNNER_FILE
         data, _st = safefs.read_at(held.fd, GITHUB_RUNNER_FILE, limit=RUNNER_FILE_LIMIT, single_link=True,
                                    path_for_errors=shown)

@@ -24,6 +24,7 @@ import shlex
 import stat
 
 from .._core import atomicfile, safefs
+from .._core.text import escape
 from .modes import HomeModeError
 
 BIN_DIR_MODE = 0o755  # every user an eval runs as must reach the tools
@@ -218,3 +219,82 @@ def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, che
     wrapper, wrapper_changed = _install(install_text, bin_dir, EVAL_WRAPPER_NAME,
                                         eval_wrapper_text(bin_dir).encode("utf-8"), dry_run=dry_run)
     return envelope.new_report([bin_dir], crontab=shim, wrapper=wrapper, changed=shim_changed or wrapper_changed)
+
+
+# What marks a file in bin_dir as one install_eval_tools wrote (read from its first bytes):
+# the shim is crontab.py's own source, the wrapper eval_wrapper_text's.
+_OURS_MARKERS = {
+    "crontab": b"A crontab that behaves like Debian's and writes into the eval run directory.",
+    EVAL_WRAPPER_NAME: b"# sandboxguard-eval-run RUN_DIR CMD [ARG...]: run CMD isolated for an eval run",
+}
+_MARKER_READ = 1024
+
+
+def _ours_at(dir_fd, name):
+    """'ours', 'absent', or why the file at ``name`` is not one install_eval_tools wrote."""
+    st = safefs.lstat_at(dir_fd, name)
+    if st is None:
+        return "absent", None
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file", None
+    if st.st_uid != os.geteuid():
+        return "owned by uid %d, not by the installer" % st.st_uid, None
+    try:
+        fd, now = safefs.open_regular_at(dir_fd, name, single_link=True)
+    except (safefs.PathRefused, OSError) as exc:
+        return str(getattr(exc, "reason", None) or exc), None
+    with os.fdopen(fd, "rb") as handle:
+        head = handle.read(_MARKER_READ)
+    if _OURS_MARKERS[name] not in head:
+        return "not written by sandboxguard (its text lacks the eval tool's header)", None
+    return "ours", (now.st_dev, now.st_ino)
+
+
+def remove_eval_tools(bin_dir=DEFAULT_EVAL_BIN, dry_run=False):
+    """Remove the crontab shim and the eval-run wrapper install_eval_tools put in *bin_dir*.
+
+    Only files this installer wrote go (a regular file with one link, owned by the caller,
+    whose first bytes carry the tool's own header): a ``crontab`` or anything else the
+    operator keeps there stays, with a warning. *bin_dir* itself is removed when it is left
+    empty and is the default directory (the installer made it); a directory the operator
+    chose stays. Through descriptors (safefs): a *bin_dir* reached through a symlink another
+    user could have planted is refused (HomeModeError). Returns the report envelope with
+    ``removed`` (paths) and ``changed`` (in a dry run: would change). Touches the system
+    unless ``dry_run``.
+    """
+    from .. import report as envelope  # noqa: PLC0415
+
+    result = envelope.new_report([bin_dir], removed=[])
+    try:
+        held = safefs.open_dir(bin_dir)
+    except FileNotFoundError:
+        return result
+    except safefs.PathRefused as exc:
+        raise HomeModeError(exc.with_fix("give a directory only root can change")) from None
+    with held:
+        for name in sorted(_OURS_MARKERS):
+            path = os.path.join(held.path, name)
+            verdict, identity = _ours_at(held.fd, name)
+            if verdict == "absent":
+                continue
+            if verdict != "ours":
+                envelope.add_warning(result, "%s left in place: %s" % (escape(path), verdict))
+                continue
+            if not dry_run:
+                safefs.unlink_at(held.fd, name, expected=identity, path_for_errors=path)
+            result["removed"].append(path)
+        gone = {os.path.basename(p) for p in result["removed"]} if dry_run else set()
+        empty, st = not [n for n in safefs.list_dir_at(held.fd) if n not in gone], held.st
+    result["changed"] = bool(result["removed"])
+    if empty and os.path.normpath(bin_dir) == DEFAULT_EVAL_BIN:
+        parent, name = safefs.open_parent(DEFAULT_EVAL_BIN)
+        with parent:
+            if not dry_run:
+                try:
+                    safefs.rmdir_at(parent.fd, name, expected=(st.st_dev, st.st_ino), path_for_errors=bin_dir)
+                except OSError as exc:  # something appeared meanwhile: it stays, and so does the directory
+                    envelope.add_warning(result, "%s left in place: %s" % (escape(bin_dir), exc.strerror or exc))
+                    return result
+        result["removed"].append(DEFAULT_EVAL_BIN)
+        result["changed"] = True
+    return result

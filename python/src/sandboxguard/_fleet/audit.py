@@ -121,7 +121,8 @@ def privileged_scope(found):
         if answer.get("facts") and answer["facts"].get("rootless"):
             warnings.append(answer["facts"]["reason"])
     walk = found.walk_roots()
-    summary = {"answered": bool(healthy), "reason": found.engine_note if not healthy else None,
+    note = "not asked (docker: never)" if request.docker == "never" else found.engine_note
+    summary = {"answered": bool(healthy), "reason": note if not healthy else None,
                "targets": [t.realpath for t in found.targets], "engines": [a["name"] for a in found.engines],
                "errors": [a for a in found.engine_summary() if a["error"]]}
     return {"walk": walk, "paths": [root.realpath for root in walk], "absent": list(found.absent), "errors": errors,

@@ -31,7 +31,7 @@ from .. import report as envelope
 from .._core import atomicfile, safefs
 from ..errors import InputError
 
-__all__ = ["InstallError", "install_tree"]
+__all__ = ["InstallError", "install_tree", "remove_tree"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 FILE_MODE = 0o644
@@ -171,3 +171,105 @@ def _install_dir(result, dest_fd, parts, names, mode, dir_mode, owner, suffixes,
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def remove_tree(dest, files, suffixes=SUFFIXES, dry_run=False):
+    """Remove from ``dest`` what install_tree(dest, files) put there; the report envelope.
+
+    ``files``: the same mapping (or any iterable of the same relative paths; contents are not
+    read). Each listed file goes, with what Python compiled from it (``__pycache__/<stem>.*.pyc``),
+    and so does any other file with one of ``suffixes`` in the listed directories (what an
+    older install left); then every listed directory, its ``__pycache__`` and ``dest`` itself
+    when they are left empty. Anything else stays (a directory holding another tool's files
+    keeps them and stays). Through descriptors, never following a link, as install_tree.
+    ``removed`` lists what went (relative to ``dest``, directories with a trailing /).
+    Touches the system unless ``dry_run``.
+    """
+    started = time.monotonic()
+    listed = list(files)
+    tree = _check_names(dict.fromkeys(listed, b""))
+    for parts in list(tree):  # the directories on the way, emptied by the walk below them
+        for depth in range(len(parts)):
+            tree.setdefault(parts[:depth], {})
+    result = envelope.new_report(dest, written=[], removed=[],
+                                 counts={"files": len(listed), "written": 0, "removed": 0, "unchanged": 0})
+    try:
+        dest_fd = _open_dest(dest, False, DIR_MODE)
+    except InstallError:
+        if not os.path.lexists(os.path.dirname(os.path.abspath(dest))):  # words only: nothing to remove
+            return envelope.finish(result, started)
+        raise
+    if dest_fd is None:
+        return envelope.finish(result, started)
+    try:
+        for parts in sorted(tree, key=lambda p: (-len(p), p)):  # deepest first: their parents may empty
+            _remove_dir(result, dest_fd, parts, tree[parts], tuple(suffixes), dry_run)
+        left = [n for n in os.listdir(dest_fd) if n + "/" not in result["removed"] and n not in result["removed"]]
+    finally:
+        os.close(dest_fd)
+    if not left:
+        parent, name = safefs.open_parent(os.path.abspath(dest))
+        with parent:
+            if not dry_run:
+                safefs.rmdir_at(parent.fd, name, path_for_errors=dest)
+        result["removed"].append("./")
+    result["removed"].sort()
+    result["counts"]["removed"] = len(result["removed"])
+    result["changed"] = bool(result["removed"])
+    return envelope.finish(result, started)
+
+
+def _remove_dir(result, dest_fd, parts, names, suffixes, dry_run):
+    """One directory of the tree: its files (and their bytecode) out, then it when left empty.
+    ``names`` empty: a directory the tree only passes through (nothing in it is removed but
+    what the walk below emptied)."""
+    fds = [dest_fd]
+    try:
+        for depth, part in enumerate(parts):
+            shown = os.path.join(result["roots"][0], *parts[:depth + 1])
+            fd = _open_dir(fds[-1], part, shown, False, DIR_MODE)
+            if fd is None:
+                return
+            fds.append(fd)
+        here, prefix = fds[-1], "/".join(parts) + "/" if parts else ""
+        with os.scandir(here) as entries:
+            kinds = {e.name: e.is_dir(follow_symlinks=False) for e in entries}
+        files = sorted(n for n, is_dir in kinds.items()
+                       if not is_dir and n != "__pycache__" and (n in names or (names and n.endswith(suffixes))))
+        gone = set(files)
+        if kinds.get("__pycache__") and _remove_bytecode(result, here, prefix, set(files) | set(names), dry_run):
+            gone.add("__pycache__")
+        for name in files:
+            result["removed"].append(prefix + name)
+            if not dry_run:
+                safefs.unlink_at(here, name, path_for_errors=prefix + name)
+        left = [n for n in os.listdir(here) if n not in gone and prefix + n + "/" not in result["removed"]]
+        if parts and not left:
+            result["removed"].append(prefix)
+            if not dry_run:
+                safefs.rmdir_at(fds[-2], parts[-1], path_for_errors=prefix.rstrip("/"))
+    finally:
+        for fd in fds[1:]:
+            os.close(fd)
+
+
+def _remove_bytecode(result, here, prefix, sources, dry_run):
+    """__pycache__/<stem>.*.pyc of ``sources`` out; True when __pycache__ is then empty (and gone)."""
+    stems = {name.rsplit(".", 1)[0] for name in sources}
+    cache = _open_dir(here, "__pycache__", prefix + "__pycache__", False, DIR_MODE)
+    try:
+        every = os.listdir(cache)
+        ours = sorted(n for n in every if n.endswith(".pyc") and n.split(".", 1)[0] in stems
+                      and stat.S_ISREG(os.stat(n, dir_fd=cache, follow_symlinks=False).st_mode))
+        for name in ours:
+            result["removed"].append(prefix + "__pycache__/" + name)
+            if not dry_run:
+                os.unlink(name, dir_fd=cache)
+    finally:
+        os.close(cache)
+    if len(ours) != len(every):
+        return False
+    result["removed"].append(prefix + "__pycache__/")
+    if not dry_run:
+        safefs.rmdir_at(here, "__pycache__", path_for_errors=prefix + "__pycache__")
+    return True

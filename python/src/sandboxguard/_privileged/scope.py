@@ -314,6 +314,8 @@ def _with_engines(scope, request, client, engine):
             return _rescoped(scope, [], note, None, None)
         try:
             client = owned = docker_engine.connect_engines(request.docker_host, timeout=request.engine_timeout)
+        except docker_engine.SDKMissing as exc:  # nothing asked: said, never an engine's answer
+            return _rescoped(scope, [], str(exc), None, None)
         except docker_engine.EngineError as exc:
             answer = {"name": "docker", "url": request.docker_host or "auto", "kind": None, "error": str(exc),
                       "facts": None, "containers": [], "not_found": {}}

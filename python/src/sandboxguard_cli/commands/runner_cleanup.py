@@ -15,9 +15,10 @@ The contract a role (runner_cleanup) and a sudoers rule build on:
   the runner user owns), one line on stderr naming the fix.
 * The job-completed hook runs as the runner user, so it calls a root-owned helper through
   sudo: ``/usr/local/sbin/sandboxguard-runner-cleanup DIR`` (defaults.RUNNER_CLEANUP_HELPER;
-  :func:`helper_script` writes it), which runs exactly ``runner-cleanup -- DIR`` with the
-  installed library (``/usr/local/lib/sandboxguard``, the roles' install directory) under
-  ``python3 -I``. The sudoers rule names the helper and DIR and nothing else:
+  its text has one source, ``sandboxguard._privileged.runner_texts.helper_script``, which the
+  runner_cleanup role writes through the filter ``runner_cleanup_helper``), which runs exactly
+  ``runner-cleanup -- DIR`` with the installed library (``/usr/local/lib/sandboxguard``, the
+  roles' install directory) under ``python3 -I``. The sudoers rule names the helper and DIR and nothing else:
   ``gh ALL=(root) NOPASSWD: /usr/local/sbin/sandboxguard-runner-cleanup /home/gh/actions-runner``.
 """
 import math
@@ -38,29 +39,6 @@ HELP = ("As root, give everything under the work folder of the GitHub runner ins
         "through sudo and the root-owned helper %s DIR (exactly that argument). Exit 0 when clean or fixed, 1 "
         "when something remains or the walk is partial, 2 on bad usage or a refused runner."
         % defaults.RUNNER_CLEANUP_HELPER)
-
-HELPER_TEMPLATE = '''#!%(python)s -I
-# %(helper)s: a GitHub runner's job-completed hook runs this as root through sudo
-# (sandboxguard runner-cleanup): exactly one argument, the runner directory; the sudoers
-# rule names it. -I (isolated): PYTHONPATH, user site-packages and the current directory
-# cannot put other code in front of the library root runs.
-import sys
-
-if len(sys.argv) != 2 or not sys.argv[1].startswith("/"):
-    sys.stderr.write("usage: %(helper)s RUNNER_DIR (the runner's directory, absolute)\\n")
-    sys.exit(2)
-sys.path.insert(0, %(install_dir)r)
-
-from sandboxguard_cli.main import main  # noqa: E402
-
-sys.exit(main(["runner-cleanup", "--", sys.argv[1]]))
-'''
-
-
-def helper_script(python=defaults.SYSTEM_PYTHON, install_dir=defaults.INSTALL_DIR,
-                  helper=defaults.RUNNER_CLEANUP_HELPER):
-    """The text of the root-owned helper (install it root:root 0755 at ``helper``) (pure)."""
-    return HELPER_TEMPLATE % {"python": python, "install_dir": install_dir, "helper": helper}
 
 
 def _budget(text):
