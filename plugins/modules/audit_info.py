@@ -5,7 +5,7 @@
 
 DOCUMENTATION = r"""
 module: audit_info
-short_description: Audit all four sandbox boundaries of a host in one read-only call
+short_description: Audit every sandbox boundary of a host in one read-only call
 version_added: 1.0.0
 description:
   - Runs the checks of the fleet audit on the host in one module call (one AnsiballZ transfer and one
@@ -28,6 +28,16 @@ description:
     directories), as M(sandboxguard.boundary.leaks_info), for the accounts that run agents (see O(leak_users)).
   - C(bwrap) probes bubblewrap as O(agent_user), as M(sandboxguard.boundary.bwrap_probe); C(skipped) without
     an agent user (the probe never runs as root).
+  - "C(runtime) reads the sandbox's own settings: each Hermes config (of O(hermes_home) and its profiles) -
+    C(terminal.docker_extra_args) adding C(--privileged), C(--cap-add) of ALL, SYS_ADMIN, SETFCAP, MKNOD or
+    DAC_READ_SEARCH, C(seccomp=unconfined), C(apparmor=unconfined), C(--pid/--userns/--network host) or the engine's
+    socket, C(terminal.docker_volumes) writable outside the sandbox roots, C(security.terminal_secret_isolation) off
+    (or auto on a kernel without Landlock), and the engine the C(docker) backend really drives
+    (C(HERMES_DOCKER_BINARY), a C(podman) named docker); and each running agent container's inspect (Privileged,
+    CapAdd, SecurityOpt, no-new-privileges, host namespaces, writable binds outside the roots, the engine's socket).
+    With O(github_runners) or O(gitlab_config) also the Docker daemon's default seccomp profile and userns-remap.
+    Each finding has C(rule), C(severity), C(where), C(detail), C(fix) and C(cis) (the CIS Docker Benchmark id, when
+    one applies). With nothing to read (no Hermes config, no agent container) the check is not clean."
   - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
     found nothing; C(reason) says why) or C(skipped). A path that does not exist on the host is listed in
     the check's C(absent) and is not an error.
@@ -41,7 +51,7 @@ options:
       - Which checks to run; the others are C(skipped). A comma-separated string is accepted.
     type: list
     elements: str
-    default: [privileged_files, home_mode, leaks, bwrap]
+    default: [privileged_files, home_mode, leaks, bwrap, runtime]
   paths:
     description:
       - Directories (or files) to look for privileged files under, besides the Hermes and Docker sandboxes.
@@ -205,7 +215,7 @@ record:
       returned: always
     checks:
       description:
-        - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap)) with C(status), C(findings),
+        - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap), C(runtime)) with C(status), C(findings),
           C(reason), C(errors) (C(path), C(op), C(error)), C(elapsed), and what the check adds (C(roots), C(absent),
           C(engine), C(counts), C(warnings), C(homes)).
         - C(privileged_files) adds C(runner_roots), the GitHub runners' work folders it walked (C(path), C(owner)

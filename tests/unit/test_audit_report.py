@@ -23,7 +23,8 @@ def check(status, findings=(), reason=None):
 
 def record(privileged=None, **others):
     checks = {"privileged_files": privileged or check("clean"), "home_mode": check("skipped", reason="no mode"),
-              "leaks": check("clean"), "bwrap": check("skipped", reason="no agent user")}
+              "leaks": check("clean"), "bwrap": check("skipped", reason="no agent user"),
+              "runtime": check("clean")}
     checks.update(others)
     return ar.host_record(checks)
 
@@ -84,7 +85,7 @@ def test_summary_counts_hosts_and_checks():
             summary["hosts_unreachable"], summary["hosts_clean"]) == (6, 2, 3, 1, 1)
     assert summary["checks"]["privileged_files"] == {"findings": 2, "clean": 2, "error": 2, "skipped": 0, "items": 3}
     assert summary["checks"]["leaks"]["error"] == 3
-    assert summary["counts"] == {"privileged_files": 3, "home_mode": 0, "leaks": 0, "bwrap": 0}
+    assert summary["counts"] == {"privileged_files": 3, "home_mode": 0, "leaks": 0, "bwrap": 0, "runtime": 0}
 
 
 def test_fleet_report_and_host_files_validate_against_the_schema(tmp_path, validator):
@@ -118,9 +119,9 @@ def test_junit_has_a_suite_per_host_and_a_case_per_check():
     assert "cap_net_raw=ep" in failure.text
     assert suites["m-error"].find("testcase[@name='leaks']/error") is not None
     gone = suites["gone-unreachable"].findall("testcase/error")
-    assert len(gone) == 4 and all(e.get("type") == "unreachable" for e in gone)
+    assert len(gone) == len(ar.CHECKS) and all(e.get("type") == "unreachable" for e in gone)
     assert suites["web-clean"].find("testcase[@name='bwrap']/skipped") is not None
-    assert root.get("failures") == "2" and root.get("tests") == "24"
+    assert root.get("failures") == "2" and root.get("tests") == str(6 * len(ar.CHECKS))
 
 
 def test_junit_carries_paths_with_control_characters():
@@ -290,8 +291,10 @@ def test_error_lines_name_each_reached_host_s_check_in_error_with_its_reason():
     why = "hermes_home /a/link/.hermes: goes through a symlink; give the real path (it leads to /a/real/.hermes now)"
     refused = {"status": "error", "findings": [], "errors": [], "reason": why}
     report = ar.fleet_report({
-        "ok": ar.host_record({"privileged_files": clean, "home_mode": clean, "leaks": clean, "bwrap": clean}),
-        "bad": ar.host_record({"privileged_files": clean, "home_mode": refused, "leaks": clean, "bwrap": clean}),
+        "ok": ar.host_record({"privileged_files": clean, "home_mode": clean, "leaks": clean, "bwrap": clean,
+                              "runtime": clean}),
+        "bad": ar.host_record({"privileged_files": clean, "home_mode": refused, "leaks": clean, "bwrap": clean,
+                               "runtime": clean}),
         "gone": ar.unreachable_record("ssh: connection refused")})
     assert ar.error_lines(report) == ["bad home_mode: " + why]
     many = ar.fleet_report({"h%d" % i: ar.host_record({"privileged_files": refused}) for i in range(7)})

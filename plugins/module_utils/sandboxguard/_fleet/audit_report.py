@@ -57,7 +57,7 @@ from .audit_record import (  # noqa: F401  # pylint: disable=unused-import
 
 SCHEMA_VERSION = 1
 CHECK_TITLES = {"privileged_files": "Privileged files", "home_mode": "TERMINAL_HOME_MODE",
-                "leaks": "Leaks outside the sandbox", "bwrap": "Bubblewrap"}
+                "leaks": "Leaks outside the sandbox", "bwrap": "Bubblewrap", "runtime": "Sandbox runtime settings"}
 _RANK = {status: rank for rank, status in enumerate(HOST_STATUSES)}
 JSON_NAME, JUNIT_NAME, HTML_NAME = "boundary-audit.json", "boundary-audit.xml", "boundary-audit.html"
 HOSTS_DIR = "hosts"
@@ -260,6 +260,10 @@ def finding_line(check, finding):
         return "%s: %s" % (path, one_line(finding.get("reason")))
     if check == "bwrap":
         return "%s: %s" % (one_line(finding.get("reason")), one_line(finding.get("message")))
+    if check == "runtime":
+        return "%s [%s%s] %s: %s" % (one_line(finding.get("rule")), one_line(finding.get("severity")),
+                                     ", CIS %s" % one_line(finding["cis"]) if finding.get("cis") else "",
+                                     _name(finding.get("where", "")), one_line(finding.get("detail")))
     return "%s %s" % (path, one_line(json.dumps(for_result(finding), sort_keys=True)))
 
 
@@ -376,13 +380,17 @@ def _finding_cells(check, finding):
     if check == "home_mode":
         return [("mono", _n(finding.get("path"))), ("", _n(finding.get("mode") or "unset (auto)")),
                 ("", _n(finding.get("wanted"))), ("", _e(finding.get("reason")))]
+    if check == "runtime":
+        return [("", _e(finding.get("severity"))), ("", _e(finding.get("rule"))), ("mono", _n(finding.get("where"))),
+                ("", _e(finding.get("detail"))), ("", _e(finding.get("fix"))), ("", _e(finding.get("cis") or ""))]
     return [("", _e(finding.get("reason"))), ("", _e(finding.get("message"))), ("", _e(finding.get("remediation")))]
 
 
 _HEADERS = {"privileged_files": ("path", "mode", "capabilities", "uid:gid", "why"),
             "leaks": ("kind", "path", "entry / unit", "user", "age (s)"),
             "home_mode": ("Hermes home", "mode now", "asked for", "what would change"),
-            "bwrap": ("problem", "message", "fix")}
+            "bwrap": ("problem", "message", "fix"),
+            "runtime": ("severity", "rule", "where", "what", "fix", "CIS")}
 
 
 def _check_html(check, result):

@@ -1,6 +1,6 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit on one host: all four boundaries in one read-only pass.
+"""The fleet audit on one host: every boundary in one read-only pass.
 
 ``audit_host`` runs each check and returns one record (see audit_record.host_record):
 
@@ -10,7 +10,10 @@
 - ``home_mode``: TERMINAL_HOME_MODE of each Hermes home and profile against the mode the
   operator asked for (what the terminal_home module would change, in check mode);
 - ``leaks``: what agents left outside their sandbox (leaks.audit);
-- ``bwrap``: bubblewrap probed as the agent user (bwrap.probe), when one is named.
+- ``bwrap``: bubblewrap probed as the agent user (bwrap.probe), when one is named;
+- ``runtime``: the sandbox's own settings: the Hermes configs' docker arguments, volumes and
+  secret isolation, each running agent container's inspect, a runner host's daemon
+  (runtime_host.check_runtime, runtime's rules).
 
 Each check says ``findings``, ``clean``, ``error`` (it could not run, or not completely,
 and found nothing: ``reason`` says why) or ``skipped`` (not asked for; ``reason``). A
@@ -450,6 +453,15 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
                    remediation_text=report.get("remediation_text"), **details)
 
 
+# --- runtime ------------------------------------------------------------------------------
+
+def _check_runtime(*args):
+    """The sandbox's own settings (runtime_host.check_runtime; compiled only when it runs)."""
+    from .runtime_host import check_runtime  # noqa: PLC0415
+
+    return check_runtime(*args)
+
+
 # --- the host record ----------------------------------------------------------------------
 
 def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_dir=None,
@@ -478,6 +490,9 @@ def audit_host(checks=audit_record.CHECKS, paths=(), hermes_homes=(), sandbox_di
         "leaks": lambda: check_leaks(leak_users, leak_tmp_patterns, leak_min_age, leak_tmp_dir, leak_spool_dir,
                                      hermes_homes, sandbox_dir, agent_user),
         "bwrap": lambda: check_bwrap(agent_user, bwrap_min_version, bwrap_checks or (), bwrap_timeout),
+        "runtime": lambda: _check_runtime(hermes_homes, sandbox_dir, paths, docker, docker_host,
+                                          runner_providers(github_runners, gitlab_config),
+                                          bool(github_runners or gitlab_config)),
     }
     started = time.monotonic()
     results = {}

@@ -8,7 +8,7 @@ pays for every line it imports, on every host (AnsiballZ ships source, never byt
 ``audit_report`` re-exports every name here.
 """
 
-CHECKS = ("privileged_files", "home_mode", "leaks", "bwrap")
+CHECKS = ("privileged_files", "home_mode", "leaks", "bwrap", "runtime")
 FINDINGS, CLEAN, ERROR, SKIPPED, UNREACHABLE = "findings", "clean", "error", "skipped", "unreachable"
 CHECK_STATUSES = (FINDINGS, CLEAN, ERROR, SKIPPED)
 HOST_STATUSES = (UNREACHABLE, FINDINGS, ERROR, CLEAN)

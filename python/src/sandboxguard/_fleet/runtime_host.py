@@ -1,0 +1,207 @@
+# Copyright (c) sandboxguard contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The ``runtime`` check on one host: read the sandbox's settings, then judge them (runtime's rules).
+
+PRIVATE to the library and the collection. Reads each Hermes home's (and profile's)
+config.yaml and ``.env`` through the held home, the agent containers' inspect documents from
+every engine present (read-only), the kernel's LSM list (Landlock) and, on a runner host,
+the Docker daemon's info. Changes nothing. A check that read nothing (no Hermes config, no
+engine) is ``not_checked``, never clean.
+"""
+import errno
+import glob
+import os
+import shutil
+
+from .. import hermes_config, yamlconf
+from .._core import defaults, safefs
+from .._core.text import escape
+from .._prevent import bases, dockerargs, hermes, seccomp
+from .._privileged import sandboxes, scope
+from . import audit, audit_record, runtime
+
+# nothing read is never clean: ``not_checked`` where the records know it (issue 27), else ``error``
+NOT_CHECKED = getattr(audit_record, "NOT_CHECKED", audit_record.ERROR)
+LSM_FILE = "/sys/kernel/security/lsm"
+LANDLOCK_CREATE_RULESET = 444
+SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BINARY_ENV = "HERMES_DOCKER_BINARY"
+
+
+def landlock_available(path=LSM_FILE):
+    """Whether Landlock is usable here, as Hermes' ``auto`` decides: the ABI version
+    ``landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`` answers (444 on every
+    architecture); without ctypes, the kernel's LSM list. None when neither says."""
+    try:
+        import ctypes  # noqa: PLC0415 - only this check needs it
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = libc.syscall(ctypes.c_long(LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint(1))
+        if version >= 1:
+            return True
+        if ctypes.get_errno() in (errno.ENOSYS, errno.EOPNOTSUPP):
+            return False
+    except (ImportError, OSError, AttributeError):
+        pass
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            return "landlock" in handle.read(4096).strip().split(",")
+    except OSError:
+        return None
+
+
+def _read_small(path):
+    """The first 4 KiB of a regular file, through descriptors (never a FIFO or device), or None."""
+    try:
+        parent, name = safefs.open_parent(path)
+        with parent:
+            data, _st = safefs.read_at(parent.fd, name, limit=1 << 30, path_for_errors=path)
+    except (OSError, ValueError):
+        return None
+    return None if data is None else data[:4096].decode("utf-8", "replace")
+
+
+def backend_engine(home, search_path=SEARCH_PATH):
+    """The CLI Hermes' ``docker`` backend runs from ``home``, as its find_docker does:
+    ``HERMES_DOCKER_BINARY`` (from the home's .env), else ``docker`` on PATH, else ``podman``.
+    Returns {path, kind (docker, podman or None), why}."""
+    binary = None
+    try:
+        with safefs.open_dir(home) as held:
+            text, _st = hermes_config.read_at(held.fd, ".env", os.path.join(home, ".env"))
+        binary = yamlconf.read_env_line(text or "", BINARY_ENV)
+    except (OSError, ValueError):
+        binary = None
+    if binary:
+        path, why = binary, "%s in %s/.env" % (BINARY_ENV, escape(home))
+    else:
+        path = shutil.which("docker", path=search_path)
+        why = "docker on PATH"
+        if path is None:
+            path, why = shutil.which("podman", path=search_path), "podman on PATH (no docker)"
+    if not path:
+        return {"path": None, "kind": None, "why": "no docker or podman on PATH"}
+    target = os.path.realpath(path)
+    script = _read_small(target)
+    script = script if script and script.startswith("#!") else None
+    return {"path": path, "kind": runtime.engine_of_binary(path, target, script), "why": why}
+
+
+def _profile_engine(settings):
+    """(path, engine its x-sandboxguard names) of the seccomp profile the extra args name, or None."""
+    profile = dockerargs.seccomp_option(dockerargs.parse_run_args(settings.get("extra_args"))["security_opt"])
+    if not profile or profile == "unconfined" or not profile.startswith("/"):
+        return None
+    try:
+        doc = bases.read_json_file(profile, "the profile")
+    except seccomp.SeccompError:
+        return None
+    meta = doc.get(seccomp.META_KEY) if isinstance(doc.get(seccomp.META_KEY), dict) else {}
+    return profile, (meta.get("base") or {}).get("engine")
+
+
+def _config_homes(hermes_homes):
+    homes = []
+    for home in hermes_homes:
+        homes.append(home)
+        homes += [os.path.join(home, "profiles", name) for name in sandboxes.list_profile_names(home)]
+    return homes
+
+
+def read_configs(hermes_homes, roots, landlock, out):
+    """Judge every config.yaml of the homes and their profiles into ``out`` (findings, errors,
+    configs, absent, backends)."""
+    for home in _config_homes(hermes_homes):
+        try:
+            settings, path = hermes.read_settings(home)
+        except (hermes_config.ConfigError, yamlconf.YamlEditError, OSError) as exc:
+            out["errors"].append(audit._error("config", os.path.join(home, hermes.CONFIG_NAME), str(exc)))
+            continue
+        if settings is None:
+            out["absent"].append(path)
+            continue
+        out["configs"].append(path)
+        out["findings"] += runtime.config_findings(path, settings, roots, landlock)
+        backend = backend_engine(home)
+        out["backends"][path] = backend
+        named = _profile_engine(settings)
+        if named and backend["kind"] and named[1] and named[1] != backend["kind"]:
+            out["findings"].append(runtime.finding(
+                "profile-other-engine", path, "the seccomp profile %s was made from %s's default, but the docker "
+                "backend drives %s (%s)" % (escape(named[0]), named[1], backend["kind"], backend["why"])))
+
+
+def _engine_present(docker_host):
+    return any((docker_host, os.environ.get("DOCKER_HOST"), os.path.exists(defaults.DOCKER_SOCKET),
+                os.path.exists(defaults.PODMAN_SOCKET), glob.glob(defaults.ROOTLESS_PODMAN_SOCKETS)))
+
+
+def _daemon_has_setid_rules(info):
+    profile = bases.daemon_profile(info)
+    if not profile or not profile.startswith("/"):
+        return False
+    try:
+        return seccomp.has_setid_rules(bases.read_json_file(profile, "the daemon's seccomp profile"))
+    except seccomp.SeccompError:
+        return False
+
+
+def read_containers(docker, docker_host, roots, runner_host, out):
+    """Judge every running agent container of every engine present into ``out``; on a runner
+    host, the Docker daemon too. An engine that does not answer is an error of its own."""
+    if docker == "never" or not _engine_present(docker_host):
+        return
+    from .. import docker_engine  # noqa: PLC0415 - the engine is optional
+
+    try:
+        group = docker_engine.connect_engines(docker_host or None, timeout=audit.DEFAULT_ENGINE_TIMEOUT_S)
+    except docker_engine.EngineError as exc:
+        if docker == "always" or docker_host:
+            out["errors"].append(audit._error("engine", docker_host or "docker", str(exc)))
+        else:
+            out["warnings"].append("no engine answered: %s" % exc)
+        return
+    try:
+        out["warnings"] += list(group.warnings)
+        for name, client in group:
+            try:
+                inspects = docker_engine.inspect_containers(client, include_stopped=False)
+                agents = [i for i in inspects if runtime.is_agent_container(i, roots)]
+                out["engines"].append(name)
+                for inspect in agents:
+                    out["containers"].append({"engine": name, "name": runtime.container_name(inspect),
+                                              "runtime": (inspect.get("HostConfig") or {}).get("Runtime")})
+                    out["findings"] += runtime.container_findings(inspect, roots)
+                if runner_host and name == "docker":
+                    info = docker_engine.engine_info(client)
+                    out["findings"] += runtime.daemon_findings(info, _daemon_has_setid_rules(info))
+                    out["daemon_checked"] = True
+            except Exception as exc:  # one engine's failure is its own
+                out["errors"].append(audit._error("engine", name, str(exc)))
+    finally:
+        group.close()
+
+
+def check_runtime(hermes_homes=(), sandbox_dir=None, paths=(), docker=audit.DEFAULT_DOCKER_MODE, docker_host=None,
+                  providers=(), runner_host=False):
+    """The ``runtime`` check's result (read-only): see the module docstring and runtime's rules."""
+    found = scope.derive(hermes_homes, sandbox_dir, paths, providers)
+    roots = [root["realpath"] for root in found["roots"]]
+    out = {"findings": [], "errors": [], "warnings": [], "configs": [], "absent": [], "backends": {},
+           "containers": [], "engines": [], "daemon_checked": False}
+    landlock = landlock_available()
+    read_configs(hermes_homes, roots, landlock, out)
+    read_containers(docker, docker_host, roots, runner_host, out)
+    details = {"configs": out["configs"], "absent": out["absent"], "containers": out["containers"],
+               "engines": out["engines"], "backends": out["backends"], "landlock": landlock, "roots": roots,
+               "warnings": out["warnings"],
+               "counts": {"configs": len(out["configs"]), "containers": len(out["containers"]),
+                          "findings": len(out["findings"])}}
+    if not (out["configs"] or out["containers"] or out["daemon_checked"] or out["errors"]):
+        why = "no Hermes config.yaml%s, and %s" % (
+            " (none at %s)" % ", ".join(escape(p) for p in out["absent"]) if out["absent"] else " given",
+            "no agent container runs (engines asked: %s)" % ", ".join(out["engines"]) if out["engines"]
+            else "no container engine answered")
+        return audit._result(NOT_CHECKED, reason="nothing to read: %s; give the Hermes homes of this host" % why,
+                             complete=False, **details)
+    return audit._verdict(out["findings"], out["errors"], **details)
