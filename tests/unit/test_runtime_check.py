@@ -3,6 +3,7 @@
 """The audit's runtime check (issue 28): the rules over config, inspect documents and roots, without an engine."""
 import pytest
 from sandboxguard._fleet import runtime, runtime_host
+from sandboxguard._prevent import hermes
 
 ROOTS = ["/home/hermes/.hermes/sandboxes/docker"]
 CFG = "/home/hermes/.hermes/config.yaml"
@@ -135,7 +136,7 @@ def test_a_runner_hosts_daemon_default_profile_and_userns_remap(options, has_rul
     (None, None, None, None),
 ])
 def test_the_engine_the_docker_backend_drives(path, target, script, kind):
-    assert runtime.engine_of_binary(path, target, script) == kind
+    assert hermes.engine_of_binary(path, target, script) == kind
 
 
 def hermes_home(tmp_path, config=None, env=None):

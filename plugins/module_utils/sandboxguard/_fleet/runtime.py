@@ -204,15 +204,3 @@ def daemon_findings(info, daemon_profile_has_setid_rules):
         out.append(finding("daemon-no-userns-remap", where, "no userns-remap: a job's root is the host's root in "
                            "every bind mount"))
     return out
-
-
-def engine_of_binary(path, target=None, script=None):
-    """``podman`` or ``docker`` for the CLI the ``docker`` backend runs (pure): by the name it
-    resolves to (``target``, its realpath), or a wrapper script that execs podman (Debian's
-    podman-docker); None without a path."""
-    if not path:
-        return None
-    name = posixpath.basename(target or path)
-    if name.startswith("podman") or (script is not None and "podman" in script):
-        return "podman"
-    return "docker"

@@ -12,10 +12,9 @@ engine) is ``not_checked``, never clean.
 import errno
 import glob
 import os
-import shutil
 
 from .. import hermes_config, yamlconf
-from .._core import defaults, safefs
+from .._core import defaults
 from .._core.text import escape
 from .._prevent import bases, dockerargs, hermes, seccomp
 from .._privileged import sandboxes, scope
@@ -25,8 +24,6 @@ from . import audit, audit_record, runtime
 NOT_CHECKED = getattr(audit_record, "NOT_CHECKED", audit_record.ERROR)
 LSM_FILE = "/sys/kernel/security/lsm"
 LANDLOCK_CREATE_RULESET = 444
-SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-BINARY_ENV = "HERMES_DOCKER_BINARY"
 
 
 def landlock_available(path=LSM_FILE):
@@ -49,43 +46,6 @@ def landlock_available(path=LSM_FILE):
             return "landlock" in handle.read(4096).strip().split(",")
     except OSError:
         return None
-
-
-def _read_small(path):
-    """The first 4 KiB of a regular file, through descriptors (never a FIFO or device), or None."""
-    try:
-        parent, name = safefs.open_parent(path)
-        with parent:
-            data, _st = safefs.read_at(parent.fd, name, limit=1 << 30, path_for_errors=path)
-    except (OSError, ValueError):
-        return None
-    return None if data is None else data[:4096].decode("utf-8", "replace")
-
-
-def backend_engine(home, search_path=SEARCH_PATH):
-    """The CLI Hermes' ``docker`` backend runs from ``home``, as its find_docker does:
-    ``HERMES_DOCKER_BINARY`` (from the home's .env), else ``docker`` on PATH, else ``podman``.
-    Returns {path, kind (docker, podman or None), why}."""
-    binary = None
-    try:
-        with safefs.open_dir(home) as held:
-            text, _st = hermes_config.read_at(held.fd, ".env", os.path.join(home, ".env"))
-        binary = yamlconf.read_env_line(text or "", BINARY_ENV)
-    except (OSError, ValueError):
-        binary = None
-    if binary:
-        path, why = binary, "%s in %s/.env" % (BINARY_ENV, escape(home))
-    else:
-        path = shutil.which("docker", path=search_path)
-        why = "docker on PATH"
-        if path is None:
-            path, why = shutil.which("podman", path=search_path), "podman on PATH (no docker)"
-    if not path:
-        return {"path": None, "kind": None, "why": "no docker or podman on PATH"}
-    target = os.path.realpath(path)
-    script = _read_small(target)
-    script = script if script and script.startswith("#!") else None
-    return {"path": path, "kind": runtime.engine_of_binary(path, target, script), "why": why}
 
 
 def _profile_engine(settings):
@@ -123,7 +83,7 @@ def read_configs(hermes_homes, roots, landlock, out):
             continue
         out["configs"].append(path)
         out["findings"] += runtime.config_findings(path, settings, roots, landlock)
-        backend = backend_engine(home)
+        backend = hermes.backend_engine(home)
         out["backends"][path] = backend
         named = _profile_engine(settings)
         if named and backend["kind"] and named[1] and named[1] != backend["kind"]:

@@ -13,6 +13,8 @@ kernel has it), ``off``; true/false and a few words are aliases; an unknown valu
 its directory held open (hermes_config.read_at/write_at on safefs), never by path.
 """
 import os
+import posixpath
+import shutil
 
 from .. import hermes_config, yamlconf
 from .._core import safefs
@@ -25,6 +27,8 @@ BACKEND = ("terminal", "backend")
 IMAGE = ("terminal", "docker_image")
 SECRET_ISOLATION = ("security", "terminal_secret_isolation")
 ISOLATION_MODES = ("require", "auto", "off")
+SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BINARY_ENV = "HERMES_DOCKER_BINARY"
 ISOLATION_ALIASES = {"true": "require", "on": "require", "enforce": "require", "yes": "require",
                      "false": "off", "disabled": "off", "none": "off", "no": "off"}
 
@@ -67,3 +71,52 @@ def read_settings(hermes_home):
         return settings_of(text), path
     except yamlconf.YamlEditError as exc:
         raise yamlconf.YamlEditError("%s: %s" % (escape(path), exc)) from None
+
+
+def engine_of_binary(path, target=None, script=None):
+    """``podman`` or ``docker`` for the CLI the ``docker`` backend runs (pure): by the name it
+    resolves to (``target``, its realpath), or a wrapper script that execs podman (Debian's
+    podman-docker); None without a path."""
+    if not path:
+        return None
+    name = posixpath.basename(target or path)
+    if name.startswith("podman") or (script is not None and "podman" in script):
+        return "podman"
+    return "docker"
+
+
+def _read_small(path):
+    """The first 4 KiB of a regular file, through descriptors (never a FIFO or device), or None."""
+    try:
+        parent, name = safefs.open_parent(path)
+        with parent:
+            data, _st = safefs.read_at(parent.fd, name, limit=1 << 30, path_for_errors=path)
+    except (OSError, ValueError):
+        return None
+    return None if data is None else data[:4096].decode("utf-8", "replace")
+
+
+def backend_engine(home, search_path=SEARCH_PATH):
+    """The CLI Hermes' ``docker`` backend runs from ``home``, as its find_docker does:
+    ``HERMES_DOCKER_BINARY`` (from the home's .env), else ``docker`` on PATH, else ``podman``.
+    Returns {path, kind (docker, podman or None), why}."""
+    binary = None
+    try:
+        with safefs.open_dir(home) as held:
+            text, _st = hermes_config.read_at(held.fd, ".env", os.path.join(home, ".env"))
+        binary = yamlconf.read_env_line(text or "", BINARY_ENV)
+    except (OSError, ValueError):
+        binary = None
+    if binary:
+        path, why = binary, "%s in %s/.env" % (BINARY_ENV, escape(home))
+    else:
+        path = shutil.which("docker", path=search_path)
+        why = "docker on PATH"
+        if path is None:
+            path, why = shutil.which("podman", path=search_path), "podman on PATH (no docker)"
+    if not path:
+        return {"path": None, "kind": None, "why": "no docker or podman on PATH"}
+    target = os.path.realpath(path)
+    script = _read_small(target)
+    script = script if script and script.startswith("#!") else None
+    return {"path": path, "kind": engine_of_binary(path, target, script), "why": why}
