@@ -33,11 +33,12 @@ description:
     DAC_READ_SEARCH, C(seccomp=unconfined), C(apparmor=unconfined), C(--pid/--userns/--network host) or the engine's
     socket, C(terminal.docker_volumes) writable outside the sandbox roots, C(security.terminal_secret_isolation) off
     (or auto on a kernel without Landlock), and the engine the C(docker) backend really drives
-    (C(HERMES_DOCKER_BINARY), a C(podman) named docker); and each running agent container's inspect (Privileged,
-    CapAdd, SecurityOpt, no-new-privileges, host namespaces, writable binds outside the roots, the engine's socket).
-    With O(github_runners) or O(gitlab_config) also the Docker daemon's default seccomp profile and userns-remap.
-    Each finding has C(rule), C(severity), C(where), C(detail), C(fix) and C(cis) (the CIS Docker Benchmark id, when
-    one applies). With nothing to read (no Hermes config, no agent container) the check is not clean."
+    (C(HERMES_DOCKER_BINARY), a C(podman) named docker); and each agent container's inspect, stopped ones too
+    (Hermes starts them again) - Privileged, CapAdd, SecurityOpt, no-new-privileges, host namespaces, writable
+    binds outside the roots, the engine's socket. With O(github_runners) or O(gitlab_config) also the Docker
+    daemon's default seccomp profile and userns-remap. Each finding has C(rule), C(severity), C(where), C(detail),
+    C(fix) and C(cis) (the CIS Docker Benchmark id, when one applies). With nothing to read (no Hermes config, no
+    agent container) the check is not clean."
   - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
     found nothing; C(reason) says why) or C(skipped). A path that does not exist on the host is listed in
     the check's C(absent) and is not an error.

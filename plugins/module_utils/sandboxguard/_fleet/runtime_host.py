@@ -108,8 +108,9 @@ def _daemon_has_setid_rules(info):
 
 
 def read_containers(docker, docker_host, roots, runner_host, out):
-    """Judge every running agent container of every engine present into ``out``; on a runner
-    host, the Docker daemon too. An engine that does not answer is an error of its own."""
+    """Judge every agent container of every engine present into ``out``, stopped ones too (Hermes
+    starts an exited container of its task again, with the same options); on a runner host, the
+    Docker daemon too. An engine that does not answer is an error of its own."""
     if docker == "never" or not _engine_present(docker_host):
         return
     from .. import docker_engine  # noqa: PLC0415 - the engine is optional
@@ -126,11 +127,12 @@ def read_containers(docker, docker_host, roots, runner_host, out):
         out["warnings"] += list(group.warnings)
         for name, client in group:
             try:
-                inspects = docker_engine.inspect_containers(client, include_stopped=False)
+                inspects = docker_engine.inspect_containers(client, include_stopped=True)
                 agents = [i for i in inspects if runtime.is_agent_container(i, roots)]
                 out["engines"].append(name)
                 for inspect in agents:
                     out["containers"].append({"engine": name, "name": runtime.container_name(inspect),
+                                              "status": (inspect.get("State") or {}).get("Status"),
                                               "runtime": (inspect.get("HostConfig") or {}).get("Runtime")})
                     out["findings"] += runtime.container_findings(inspect, roots)
                 if runner_host and name == "docker":
