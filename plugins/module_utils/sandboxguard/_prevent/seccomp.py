@@ -169,10 +169,10 @@ def build_profile(base, source, devices=False):
             rules += _conditional_allows(kept, rule.get("args") or (), group, index, devices)
     for name in sorted(allowed, key=list(MODE_ARGUMENT).index):
         for bit in SETID_BITS:
-            rules.append({"names": [name], "action": ERRNO, "errnoRet": EPERM, "args": [_mode_arg(MODE_ARGUMENT[name],
-                                                                                                  bit, bit)],
-                          "comment": "sandboxguard: no %s bit (0%o) in a mode" % ("setuid" if bit == 0o4000
-                                                                                 else "setgid", bit)})
+            which = "setuid" if bit == 0o4000 else "setgid"
+            rules.append({"names": [name], "action": ERRNO, "errnoRet": EPERM,
+                          "args": [_mode_arg(MODE_ARGUMENT[name], bit, bit)],
+                          "comment": "sandboxguard: no %s bit (0%o) in a mode" % (which, bit)})
     for name in (n for n in DEVICE_SYSCALLS if devices and n in allowed):
         for kind in DEVICE_TYPES:
             rules.append({"names": [name], "action": ERRNO, "errnoRet": EPERM,

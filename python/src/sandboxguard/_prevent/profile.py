@@ -27,9 +27,9 @@ def pick_engine(engine="auto", docker_host=None, exists=os.path.exists):
         return "docker"
     if exists(bases.PODMAN_DEFAULT_PROFILE):
         return "podman"
+    where = (defaults.DOCKER_SOCKET, bases.PODMAN_DEFAULT_PROFILE)
     raise seccomp.SeccompError("no container engine found: %s and %s do not exist; name the engine (docker or "
-                               "podman) or give the base with --base FILE" % (defaults.DOCKER_SOCKET,
-                                                                               bases.PODMAN_DEFAULT_PROFILE))
+                               "podman) or give the base with --base FILE" % where)
 
 
 def engine_base(engine="auto", base=None, image=None, docker_host=None, timeout=DEFAULT_ENGINE_TIMEOUT_S):

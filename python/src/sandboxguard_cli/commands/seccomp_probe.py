@@ -66,8 +66,9 @@ def _print_human(report, out):
     for row in report["results"]:
         mark = "ok  " if row["ok"] else "FAIL"
         default = " (default: %s)" % row["default"] if row["default"] else ""
+        errno_text = " (%s)" % row["errno"] if row["errno"] else ""
         out.write("  [%s] %-17s %s, expected %s%s%s\n" % (mark, row["name"], row["outcome"], row["expect"],
-                                                         " (%s)" % row["errno"] if row["errno"] else "", default))
+                                                          errno_text, default))
         if row["fix"]:
             out.write("         fix: %s\n" % one_line(row["fix"]))
     for error in report["errors"]:

@@ -63,5 +63,5 @@ def _print_check(report, out):
         out.write("  PROBLEM %s\n" % one_line(line))
     for note in report["notes"]:
         out.write("  note: %s\n" % one_line(note))
-    out.write("  device nodes: %s\n" % ("denied by the profile" if report["devices_denied"]
-                                       else "not denied by the profile (drop CAP_MKNOD)"))
+    devices = "denied by the profile" if report["devices_denied"] else "not denied by the profile (drop CAP_MKNOD)"
+    out.write("  device nodes: %s\n" % devices)
