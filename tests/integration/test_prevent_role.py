@@ -94,7 +94,8 @@ def test_the_role_switches_each_place_on_proves_it_and_takes_it_out_again(tmp_pa
     assert daemon == {"log-driver": "json-file",
                       "seccomp-profile": os.path.join(files["profiles"], "docker-devices.json")}
     assert 'seccomp_profile = "%s"' % os.path.join(files["profiles"], "podman.json") in now["conf"]
-    assert sorted(os.listdir(files["profiles"])) == ["docker-devices.json", "docker.json", "podman.json"]
+    assert sorted(os.listdir(files["profiles"])) == ["docker-base.json", "docker-devices.json", "docker.json",
+                                                     "podman-base.json", "podman.json"]
 
     rc, out = run_role(tmp_path, variables)
     assert rc == 0 and changed(out) == 0, json.dumps(out)[-3000:]

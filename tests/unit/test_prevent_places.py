@@ -200,3 +200,34 @@ def test_bad_place_and_state_are_refused():
         install.prevent("hermes")
     with pytest.raises(seccomp.SeccompError, match="state absent"):
         install.prevent("profiles", profile_dir="/nonexistent")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the profile directory must be root's")
+def test_a_daemon_default_of_ours_hides_dockers_and_the_base_kept_beside_the_profiles_is_used(tmp_path, trusted,
+                                                                                               monkeypatch):
+    from sandboxguard._prevent import bases, profile
+
+    def running(version):
+        def read(engine, base, image, docker_host):
+            return docker_like(), {"engine": "docker", "engine_version": version, "origin": "a test"}, "docker"
+        return read
+
+    def hidden(version):
+        def read(*_args):
+            raise bases.BaseHidden("the Docker daemon's default profile is already a sandboxguard profile", version)
+        return read
+
+    daemon = os.path.join(trusted, "daemon.json")
+    kwargs = {"profile_dir": trusted + "/seccomp", "daemon_json": daemon, "image": "img"}
+    monkeypatch.setattr(profile, "engine_base", running("20.10.24"))
+    first = install.prevent("docker_daemon", **kwargs)
+    assert first["changed"] and os.path.exists(trusted + "/seccomp/docker-base.json")
+    monkeypatch.setattr(profile, "engine_base", hidden("20.10.24"))
+    again = install.prevent("docker_daemon", **kwargs)
+    assert not again["changed"] and again["profile"]["sha256"] == first["profile"]["sha256"]
+    monkeypatch.setattr(profile, "engine_base", hidden("24.0.7"))
+    with pytest.raises(seccomp.SeccompError, match=r"no base of Docker 24\.0\.7 kept"):
+        install.prevent("docker_daemon", **kwargs)
+    install.prevent("docker_daemon", state="absent", **kwargs)
+    gone = install.prevent("profiles", state="absent", profile_dir=trusted + "/seccomp")
+    assert sorted(os.path.basename(p) for p in gone["removed"]) == ["docker-base.json", "docker-devices.json"]

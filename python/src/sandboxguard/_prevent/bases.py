@@ -42,6 +42,15 @@ NO_IMAGE = ("Docker's default profile is read from a throwaway container: name a
             "(the sandbox's own image will do), or give the base file")
 
 
+class BaseHidden(seccomp.SeccompError):
+    """Docker's daemon-wide default is a sandboxguard profile, so its builtin default cannot be
+    read; ``version`` is the running engine's version."""
+
+    def __init__(self, message, version):
+        super().__init__(message)
+        self.version = version
+
+
 def read_json_file(path, what="the base"):
     """(profile dict, path) of a JSON file read through descriptors; SeccompError naming it."""
     try:
@@ -148,10 +157,10 @@ def docker_default(client, image, dirs=DOCKER_BUNDLE_DIRS):
     origin = "%s, from the OCI runtime spec of a container of %s" % (
         "Docker's builtin default" if daemon == "default" else "the daemon's seccomp-profile %s" % daemon, image)
     if seccomp.has_setid_rules(base):
-        raise seccomp.SeccompError("the Docker daemon's default profile is already a sandboxguard profile "
-                                   "(daemon.json seccomp-profile %s): Docker's builtin default cannot be read while "
-                                   "it is set; remove seccomp-profile from daemon.json and restart dockerd, or give "
-                                   "the base with --base FILE" % daemon)
+        raise BaseHidden("the Docker daemon's default profile is already a sandboxguard profile (daemon.json "
+                         "seccomp-profile %s): Docker's builtin default cannot be read while it is set; remove "
+                         "seccomp-profile from daemon.json and restart dockerd, or give the base with --base FILE"
+                         % daemon, version)
     return base, {"engine": "docker", "engine_version": version, "origin": origin}
 
 

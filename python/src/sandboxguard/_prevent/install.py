@@ -92,10 +92,40 @@ def _dry_held(path):
         return None
 
 
+BASE_NAME = "%s-base.json"  # the engine's default as last read, beside the profiles
+
+
+def engine_base(engine, profile_dir, image, base, docker_host, dry_run):
+    """(base, source) of the running engine's default, kept beside the profiles; when Docker's
+    daemon-wide default is our own profile (its builtin is hidden then) the kept one, as long
+    as the engine's version is the one it was read from."""
+    path = os.path.join(profile_dir, BASE_NAME % engine)
+    try:
+        found, source, _kind = profile.engine_base(engine, base, image, docker_host)
+    except bases.BaseHidden as exc:
+        held = _dry_held(profile_dir)
+        kept = None
+        if held is not None:
+            with held:
+                text = _read(held, BASE_NAME % engine, path)[0]
+            kept = seccomp.load_profile(text, path) if text else None
+        meta = (kept or {}).get(seccomp.META_KEY) or {}
+        if not kept or meta.get("engine_version") != exc.version or not isinstance(kept.get("base"), dict):
+            raise seccomp.SeccompError("%s (no base of Docker %s kept in %s: take the prevention out of daemon.json "
+                                       "first, state absent, then present)" % (exc, exc.version, escape(path))) \
+                from None
+        return kept["base"], {k: meta.get(k) for k in ("engine", "engine_version", "origin")}
+    if base is None:
+        keep = {seccomp.META_KEY: dict(source, kind="the engine's default profile as last read"), "base": found}
+        write_root_file(path, seccomp.profile_text(keep), dry_run, mode=PROFILE_MODE)
+    return found, source
+
+
 def install_profile(engine, profile_dir, image=None, base=None, docker_host=None, devices=False, dry_run=False):
     """Make the profile from the running ``engine``'s own default (or ``base``) and install it
     at profile_path(); returns {path, changed, diff, base (where it came from), sha256}."""
-    made = profile.make(engine, base, image, docker_host, devices)
+    found, source = engine_base(engine, profile_dir, image, base, docker_host, dry_run)
+    made = seccomp.build_profile(found, source, devices=devices)
     path = profile_path(profile_dir, engine, devices)
     written = write_root_file(path, seccomp.profile_text(made), dry_run, mode=PROFILE_MODE)
     meta = made[seccomp.META_KEY]["base"]
