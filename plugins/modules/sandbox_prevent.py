@@ -147,22 +147,22 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import docker_engine
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._prevent import bases, install
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._prevent import bases, prevent
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            place=dict(type="str", required=True, choices=list(install.PLACES)),
-            state=dict(type="str", choices=list(install.STATES), default="present"),
+            place=dict(type="str", required=True, choices=list(prevent.PLACES)),
+            state=dict(type="str", choices=list(prevent.STATES), default="present"),
             hermes_home=dict(type="path"),
             engine=dict(type="str", choices=list(bases.ENGINE_CHOICES), default="auto"),
-            profile_dir=dict(type="path", default=install.DEFAULT_PROFILE_DIR),
+            profile_dir=dict(type="path", default=prevent.DEFAULT_PROFILE_DIR),
             image=dict(type="str"),
             base=dict(type="path"),
             docker_host=dict(type="str"),
-            daemon_json=dict(type="path", default=install.DEFAULT_DAEMON_JSON),
-            containers_conf=dict(type="path", default=install.DEFAULT_CONTAINERS_CONF),
+            daemon_json=dict(type="path", default=prevent.DEFAULT_DAEMON_JSON),
+            containers_conf=dict(type="path", default=prevent.DEFAULT_CONTAINERS_CONF),
             no_new_privileges=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
@@ -171,7 +171,7 @@ def main():
     p = module.params
     try:
         with input_errors_fail(module):
-            report = install.prevent(p["place"], p["state"], p["hermes_home"], p["engine"], p["profile_dir"],
+            report = prevent.prevent(p["place"], p["state"], p["hermes_home"], p["engine"], p["profile_dir"],
                                      p["image"] or None, p["base"], p["docker_host"] or None, p["daemon_json"],
                                      p["containers_conf"], p["no_new_privileges"], dry_run=module.check_mode)
     except docker_engine.EngineError as exc:

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 from sandboxguard import hermes_config
-from sandboxguard._prevent import install, places, seccomp
+from sandboxguard._prevent import places, prevent, seccomp
 from test_seccomp import docker_like, podman_like
 
 P = "/etc/sandboxguard/seccomp/docker.json"
@@ -115,20 +115,20 @@ def test_hermes_place_installs_the_profile_and_edits_the_config_with_check_mode_
                                                                                                   base):
     home = home_with(tmp_path, CONFIG)
     kwargs = {"hermes_home": home, "engine": "docker", "profile_dir": trusted + "/seccomp", "base": base}
-    dry = install.prevent("hermes", dry_run=True, **kwargs)
+    dry = prevent.prevent("hermes", dry_run=True, **kwargs)
     assert dry["changed"] and len(dry["diff"]) == 2 and not os.path.exists(trusted + "/seccomp")
     assert open(home + "/config.yaml").read() == CONFIG
-    done = install.prevent("hermes", **kwargs)
+    done = prevent.prevent("hermes", **kwargs)
     profile = trusted + "/seccomp/docker.json"
     assert done["changed"] and done["profile"]["path"] == profile and oct(os.stat(profile).st_mode)[-3:] == "644"
     assert seccomp.check_profile(json.load(open(profile)), docker_like(), "docker")["ok"]
     text = open(home + "/config.yaml").read()
     assert "# the sandbox" in text and "# chromium" in text and "seccomp=%s" % profile in text
-    assert not install.prevent("hermes", **kwargs)["changed"]
-    assert install.prevent("hermes", state="absent", dry_run=True, **kwargs)["changed"]
-    assert install.prevent("hermes", state="absent", **kwargs)["changed"]
+    assert not prevent.prevent("hermes", **kwargs)["changed"]
+    assert prevent.prevent("hermes", state="absent", dry_run=True, **kwargs)["changed"]
+    assert prevent.prevent("hermes", state="absent", **kwargs)["changed"]
     assert open(home + "/config.yaml").read() == CONFIG
-    gone = install.prevent("profiles", state="absent", profile_dir=trusted + "/seccomp")
+    gone = prevent.prevent("profiles", state="absent", profile_dir=trusted + "/seccomp")
     assert gone["removed"] == [profile] and not os.path.exists(profile)
 
 
@@ -136,12 +136,12 @@ def test_hermes_place_installs_the_profile_and_edits_the_config_with_check_mode_
 def test_a_new_base_makes_a_new_profile(tmp_path, trusted, base):
     home = home_with(tmp_path, CONFIG)
     kwargs = {"hermes_home": home, "engine": "docker", "profile_dir": trusted, "base": base}
-    install.prevent("hermes", **kwargs)
+    prevent.prevent("hermes", **kwargs)
     newer = docker_like()
     newer["syscalls"][0]["names"].append("landlock_create_ruleset")
     with open(base, "w") as handle:
         json.dump(newer, handle)
-    again = install.prevent("hermes", **kwargs)
+    again = prevent.prevent("hermes", **kwargs)
     assert again["changed"] and again["profile"]["changed"] and not again["config"]["changed"]
     assert again["profile"]["sha256"] == seccomp.base_sha256(newer)
 
@@ -154,18 +154,18 @@ def test_engine_places_edit_their_file_with_check_mode_and_removal(trusted, base
     podman.write_text(json.dumps(podman_like()))
     path = os.path.join(trusted, "etc", name)
     kwargs = {"profile_dir": trusted + "/seccomp", "base": str(podman) if place == "podman" else base, option: path}
-    assert install.prevent(place, dry_run=True, **kwargs)["changed"] and not os.path.exists(path)
-    done = install.prevent(place, **kwargs)
+    assert prevent.prevent(place, dry_run=True, **kwargs)["changed"] and not os.path.exists(path)
+    done = prevent.prevent(place, **kwargs)
     assert done["changed"] and done["restart"] is (place == "docker_daemon")
     expected = trusted + "/seccomp/" + ("docker-devices.json" if place == "docker_daemon" else "podman.json")
     assert expected in open(path).read() and done["profile"]["path"] == expected
     if place == "docker_daemon":
         assert seccomp.devices_denied(json.load(open(expected)))
-    repeat = install.prevent(place, **kwargs)
+    repeat = prevent.prevent(place, **kwargs)
     assert not repeat["changed"] and not repeat["restart"]
-    assert install.prevent(place, state="absent", **kwargs)["changed"]
+    assert prevent.prevent(place, state="absent", **kwargs)["changed"]
     assert expected not in open(path).read()
-    assert not install.prevent(place, state="absent", **kwargs)["changed"]
+    assert not prevent.prevent(place, state="absent", **kwargs)["changed"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the profile directory must be root's")
@@ -175,13 +175,13 @@ def test_a_profile_directory_another_user_can_change_is_refused(tmp_path, base):
     shared.mkdir(mode=0o777)
     shared.chmod(0o777)
     with pytest.raises(seccomp.SeccompError, match="another user can change it"):
-        install.prevent("hermes", hermes_home=home, engine="docker", profile_dir=str(shared), base=base)
+        prevent.prevent("hermes", hermes_home=home, engine="docker", profile_dir=str(shared), base=base)
 
 
 def test_a_hermes_home_without_a_config_is_named(tmp_path, base):
     (tmp_path / "hh").mkdir()
     with pytest.raises(hermes_config.ConfigError, match="run Hermes once"):
-        install.edit_hermes(str(tmp_path / "hh"), P, "present", dry_run=True)
+        prevent.edit_hermes(str(tmp_path / "hh"), P, "present", dry_run=True)
 
 
 def test_a_symlinked_config_is_refused(tmp_path):
@@ -189,17 +189,17 @@ def test_a_symlinked_config_is_refused(tmp_path):
     os.rename(home + "/config.yaml", str(tmp_path / "real.yaml"))
     os.symlink(str(tmp_path / "real.yaml"), home + "/config.yaml")
     with pytest.raises(hermes_config.ConfigError):
-        install.edit_hermes(home, P, "present", dry_run=False)
+        prevent.edit_hermes(home, P, "present", dry_run=False)
     assert "seccomp" not in (tmp_path / "real.yaml").read_text()
 
 
 def test_bad_place_and_state_are_refused():
     with pytest.raises(seccomp.SeccompError, match="place 'x'"):
-        install.prevent("x")
+        prevent.prevent("x")
     with pytest.raises(seccomp.SeccompError, match="needs the Hermes home"):
-        install.prevent("hermes")
+        prevent.prevent("hermes")
     with pytest.raises(seccomp.SeccompError, match="state absent"):
-        install.prevent("profiles", profile_dir="/nonexistent")
+        prevent.prevent("profiles", profile_dir="/nonexistent")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the profile directory must be root's")
@@ -220,14 +220,14 @@ def test_a_daemon_default_of_ours_hides_dockers_and_the_base_kept_beside_the_pro
     daemon = os.path.join(trusted, "daemon.json")
     kwargs = {"profile_dir": trusted + "/seccomp", "daemon_json": daemon, "image": "img"}
     monkeypatch.setattr(profile, "engine_base", running("20.10.24"))
-    first = install.prevent("docker_daemon", **kwargs)
+    first = prevent.prevent("docker_daemon", **kwargs)
     assert first["changed"] and os.path.exists(trusted + "/seccomp/docker-base.json")
     monkeypatch.setattr(profile, "engine_base", hidden("20.10.24"))
-    again = install.prevent("docker_daemon", **kwargs)
+    again = prevent.prevent("docker_daemon", **kwargs)
     assert not again["changed"] and again["profile"]["sha256"] == first["profile"]["sha256"]
     monkeypatch.setattr(profile, "engine_base", hidden("24.0.7"))
     with pytest.raises(seccomp.SeccompError, match=r"no base of Docker 24\.0\.7 kept"):
-        install.prevent("docker_daemon", **kwargs)
-    install.prevent("docker_daemon", state="absent", **kwargs)
-    gone = install.prevent("profiles", state="absent", profile_dir=trusted + "/seccomp")
+        prevent.prevent("docker_daemon", **kwargs)
+    prevent.prevent("docker_daemon", state="absent", **kwargs)
+    gone = prevent.prevent("profiles", state="absent", profile_dir=trusted + "/seccomp")
     assert sorted(os.path.basename(p) for p in gone["removed"]) == ["docker-base.json", "docker-devices.json"]

@@ -1,4 +1,4 @@
-# GENERATED from python/src/sandboxguard/_prevent/install.py by tools/sync_module_utils.py: edit the source, not this copy.
+# GENERATED from python/src/sandboxguard/_prevent/prevent.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """Switch the prevention on (or off) in one place: the profile installed, the place's config edited.
