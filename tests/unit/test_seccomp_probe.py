@@ -131,3 +131,20 @@ def test_seccomp_and_no_new_privileges_options():
     assert dockerargs.has_no_new_privileges(["no-new-privileges"])
     assert dockerargs.has_no_new_privileges(["no-new-privileges:true"])
     assert not dockerargs.has_no_new_privileges(["no-new-privileges=false"])
+
+
+def test_the_cli_refuses_a_bad_timeout_and_a_hermes_home_without_a_config(tmp_path, capsys):
+    from sandboxguard_cli import main
+
+    assert main.main(["seccomp-probe", "--image", "img", "--timeout", "0"]) == 2
+    assert "--timeout 0" in capsys.readouterr().err
+    assert main.main(["seccomp-probe", "--image", "img", "--hermes-home", str(tmp_path)]) == 2
+    assert "config.yaml does not exist" in capsys.readouterr().err
+
+
+def test_the_cli_says_loudly_when_the_probe_cannot_run(capsys):
+    from sandboxguard_cli import main
+
+    code = main.main(["seccomp-probe", "--image", "img", "--engine-url", "unix:///nonexistent/sg.sock", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["ran"] is False and report["ok"] is False and report["errors"]
