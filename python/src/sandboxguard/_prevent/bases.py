@@ -107,9 +107,11 @@ def daemon_profile(info):
     return None
 
 
-def read_bundle_spec(cid, dirs=DOCKER_BUNDLE_DIRS, wait=SPEC_WAIT_S):
+def read_bundle_spec(cid, dirs=None, wait=SPEC_WAIT_S):
     """The OCI runtime spec (dict) of the running container ``cid``, read from the runtime's
-    state directory; SeccompError naming the directories looked in when none has it."""
+    state directory (``dirs``, default DOCKER_BUNDLE_DIRS); SeccompError naming the directories
+    looked in when none has it."""
+    dirs = DOCKER_BUNDLE_DIRS if dirs is None else dirs
     deadline = time.monotonic() + wait
     while True:
         for top in dirs:
@@ -130,7 +132,7 @@ def read_bundle_spec(cid, dirs=DOCKER_BUNDLE_DIRS, wait=SPEC_WAIT_S):
         time.sleep(0.05)
 
 
-def docker_default(client, image, dirs=DOCKER_BUNDLE_DIRS):
+def docker_default(client, image, dirs=None):
     """(base, source) of the running Docker daemon's default profile, from a throwaway
     container of ``image`` (a local image with ``sleep``). Touches the engine: starts and
     removes one container. SeccompError when the profile cannot be had."""
