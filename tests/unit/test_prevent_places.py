@@ -231,3 +231,15 @@ def test_a_daemon_default_of_ours_hides_dockers_and_the_base_kept_beside_the_pro
     prevent.prevent("docker_daemon", state="absent", **kwargs)
     gone = prevent.prevent("profiles", state="absent", profile_dir=trusted + "/seccomp")
     assert sorted(os.path.basename(p) for p in gone["removed"]) == ["docker-base.json", "docker-devices.json"]
+
+
+def test_a_home_whose_backend_is_not_docker_is_edited_with_a_warning(tmp_path):
+    home = home_with(tmp_path, "terminal:\n  backend: local\n")
+    done = prevent.edit_hermes(home, P, "present", dry_run=True)
+    assert done["changed"] and any("terminal.backend is local" in w for w in done["warnings"])
+
+
+def test_snap_compat_leaves_no_new_privileges_out(tmp_path):
+    home = home_with(tmp_path, "terminal:\n  backend: docker\n  docker_snap_compat: true\n")
+    done = prevent.edit_hermes(home, P, "present", dry_run=True)
+    assert "no-new-privileges" not in done["args"] and any("snap" in w for w in done["warnings"])

@@ -92,10 +92,10 @@ def hermes_args(args, profile, state="present", no_new_privileges=True):
                             "the --cap-add)" % ("ALL" if "ALL" in added else cap, cap))
     if no_new_privileges and not dockerargs.has_no_new_privileges(parsed["security_opt"]):
         wanted.append(("--security-opt", NNP))
-    if anchor is None or anchor >= len(tokens) or tokens[anchor] in others:
+    if anchor is None:
         tokens.append(("--security-opt", "seccomp=" + profile, ["--security-opt", "seccomp=" + profile]))
         anchor = len(tokens) - 1
-    else:
+    else:  # ours, where it is now that the others are gone
         anchor = next(i for i, t in enumerate(tokens) if _is_seccomp(t))
     end = anchor + 1
     while end < len(tokens) and _is_ours(tokens[end], profile):

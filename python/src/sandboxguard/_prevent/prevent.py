@@ -152,7 +152,7 @@ def edit_hermes(hermes_home, profile_file, state, dry_run, no_new_privileges=Tru
                                             % escape(path))
         try:
             current = yamlconf.read_list(text, hermes.EXTRA_ARGS) or []
-            settings = hermes.settings_of(text)
+            backend = yamlconf.read_path(text, hermes.BACKEND)
             snap = (yamlconf.read_path(text, ("terminal", "docker_snap_compat")) or "").lower() in ("true", "yes")
         except yamlconf.YamlEditError as exc:
             raise yamlconf.YamlEditError("%s: %s" % (escape(path), exc)) from None
@@ -160,9 +160,9 @@ def edit_hermes(hermes_home, profile_file, state, dry_run, no_new_privileges=Tru
         if snap and no_new_privileges and state == "present":
             warnings.append("%s: terminal.docker_snap_compat is on: no-new-privileges is left out (snap's Docker "
                             "refuses every exec with it)" % escape(path))
-        if state == "present" and (settings["backend"] or "local") != "docker":
+        if state == "present" and (backend or "local") != "docker":
             warnings.append("%s: terminal.backend is %s: docker_extra_args act only when it is docker"
-                            % (escape(path), settings["backend"] or "unset (local)"))
+                            % (escape(path), backend or "unset (local)"))
         if new == current:
             return {"path": path, "changed": False, "diff": None, "args": new, "warnings": warnings}
         after = yamlconf.set_list(text, hermes.EXTRA_ARGS, new)
