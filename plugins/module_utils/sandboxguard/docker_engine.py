@@ -336,10 +336,10 @@ def start_container(client, image, command, host_config, labels, entrypoint=None
     A container that was created but failed to start is removed before EngineError is raised.
     """
     try:
+        no_network = host_config.get("NetworkMode") == "none"
         cid = client.api.create_container(image, command=list(command), entrypoint=entrypoint, user=user,
                                           environment=environment, host_config=dict(host_config),
-                                          labels=dict(labels), network_disabled=host_config.get("NetworkMode")
-                                          == "none")["Id"]
+                                          labels=dict(labels), network_disabled=no_network)["Id"]
     except Exception as exc:  # docker.errors.ImageNotFound, APIError
         raise EngineError("cannot create a container from %s: %s" % (image, exc)) from None
     try:

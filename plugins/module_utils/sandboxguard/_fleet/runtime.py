@@ -177,8 +177,8 @@ def is_agent_container(inspect, roots):
     labels = (inspect.get("Config") or {}).get("Labels") or {}
     if labels.get("hermes-agent") == "1":
         return True
-    return any(m.get("Type") == "bind" and str(m.get("Source") or "").startswith("/")
-               and any(is_within(posixpath.normpath(m["Source"]), root) for root in roots)
+    return any(m.get("Type") == "bind" and str(m.get("Source") or "").startswith("/") and
+               any(is_within(posixpath.normpath(m["Source"]), root) for root in roots)
                for m in inspect.get("Mounts") or ())
 
 

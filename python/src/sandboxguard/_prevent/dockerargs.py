@@ -91,8 +91,8 @@ def seccomp_option(security_opts):
 
 
 def has_no_new_privileges(security_opts):
-    return any(str(o).replace(":", "=", 1).split("=", 1)[0] == "no-new-privileges"
-               and str(o).replace(":", "=", 1).partition("=")[2].lower() in ("", "true") for o in security_opts)
+    return any(str(o).replace(":", "=", 1).split("=", 1)[0] == "no-new-privileges" and
+               str(o).replace(":", "=", 1).partition("=")[2].lower() in ("", "true") for o in security_opts)
 
 
 def volume_parts(spec):

@@ -123,8 +123,8 @@ def has_setid_rules(profile):
     for rule in (profile.get("syscalls") or ()) if isinstance(profile, dict) else ():
         if isinstance(rule, dict) and rule.get("action") == ERRNO:
             for arg in rule.get("args") or ():
-                if (isinstance(arg, dict) and arg.get("op") == MASKED_EQ and arg.get("value") == SETID_BITS[0]
-                        and arg.get("valueTwo") == SETID_BITS[0]):
+                if (isinstance(arg, dict) and arg.get("op") == MASKED_EQ and arg.get("value") == SETID_BITS[0] and
+                        arg.get("valueTwo") == SETID_BITS[0]):
                     return True
     return False
 
@@ -263,19 +263,19 @@ def resolve(profile, caps=DEFAULT_CAPS["docker"], arch="amd64"):
 
 
 def _allowing_rules(profile, name, caps, arch):
-    return [r for r in profile.get("syscalls") or () if isinstance(r, dict) and r.get("action") in ALLOWING
-            and name in _names(r) and _applies(r, caps, arch)]
+    return [r for r in profile.get("syscalls") or () if isinstance(r, dict) and r.get("action") in ALLOWING and
+            name in _names(r) and _applies(r, caps, arch)]
 
 
 def _has_mode_condition(rule, index, mask, value):
-    return any(isinstance(a, dict) and a.get("index") == index and a.get("op") == MASKED_EQ
-               and a.get("value") == mask and a.get("valueTwo", 0) == value for a in rule.get("args") or ())
+    return any(isinstance(a, dict) and a.get("index") == index and a.get("op") == MASKED_EQ and
+               a.get("value") == mask and a.get("valueTwo", 0) == value for a in rule.get("args") or ())
 
 
 def _mode_args(rule, index):
     return [(a.get("value"), a.get("valueTwo", 0)) for a in rule.get("args") or ()
-            if isinstance(a, dict) and a.get("index") == index and a.get("op") == MASKED_EQ
-            and isinstance(a.get("value"), int) and isinstance(a.get("valueTwo", 0), int)]
+            if isinstance(a, dict) and a.get("index") == index and a.get("op") == MASKED_EQ and
+            isinstance(a.get("value"), int) and isinstance(a.get("valueTwo", 0), int)]
 
 
 def _excludes_setid(rule, index):
@@ -298,8 +298,8 @@ def devices_denied(profile, caps=DEFAULT_CAPS["docker"], arch="amd64"):
 
 
 def _errno_rule(profile, name, index, bit):
-    return any(isinstance(r, dict) and r.get("action") in DENYING and name in _names(r)
-               and _has_mode_condition(r, index, bit, bit) for r in profile.get("syscalls") or ())
+    return any(isinstance(r, dict) and r.get("action") in DENYING and name in _names(r) and
+               _has_mode_condition(r, index, bit, bit) for r in profile.get("syscalls") or ())
 
 
 def _problem(rule, detail, syscalls=()):
