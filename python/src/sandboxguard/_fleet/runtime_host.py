@@ -154,6 +154,13 @@ def check_runtime(hermes_homes=(), sandbox_dir=None, paths=(), docker=audit.DEFA
     landlock = landlock_available()
     read_configs(hermes_homes, roots, landlock, out)
     read_containers(docker, docker_host, roots, runner_host, out)
+    complete = True
+    driven = {b["kind"] for b in out["backends"].values() if b["kind"]}
+    unread = sorted(k for k in driven if not any(e.startswith(k) for e in out["engines"]))
+    if unread and docker != "never":
+        complete = False
+        out["warnings"].append("the docker backend drives %s, but no %s engine answered: its containers were not read "
+                               "(start its API socket, e.g. podman.socket)" % (", ".join(unread), "/".join(unread)))
     details = {"configs": out["configs"], "absent": out["absent"], "containers": out["containers"],
                "engines": out["engines"], "backends": out["backends"], "landlock": landlock, "roots": roots,
                "warnings": out["warnings"],
@@ -166,4 +173,5 @@ def check_runtime(hermes_homes=(), sandbox_dir=None, paths=(), docker=audit.DEFA
             else "no container engine answered")
         return audit._result(NOT_CHECKED, reason="nothing to read: %s; give the Hermes homes of this host" % why,
                              complete=False, **details)
-    return audit._verdict(out["findings"], out["errors"], **details)
+    reason = None if complete else "the containers of the engine the docker backend drives were not read"
+    return audit._verdict(out["findings"], out["errors"], complete, reason, **details)
