@@ -177,9 +177,12 @@ def is_agent_container(inspect, roots):
     labels = (inspect.get("Config") or {}).get("Labels") or {}
     if labels.get("hermes-agent") == "1":
         return True
-    return any(m.get("Type") == "bind" and str(m.get("Source") or "").startswith("/") and
-               any(is_within(posixpath.normpath(m["Source"]), root) for root in roots)
-               for m in inspect.get("Mounts") or ())
+    for mount in inspect.get("Mounts") or ():
+        source = str(mount.get("Source") or "")
+        if mount.get("Type") == "bind" and source.startswith("/"):
+            if any(is_within(posixpath.normpath(source), root) for root in roots):
+                return True
+    return False
 
 
 def daemon_findings(info, daemon_profile_has_setid_rules):

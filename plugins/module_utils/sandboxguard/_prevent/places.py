@@ -69,8 +69,8 @@ def _flatten(tokens):
 def hermes_args(args, profile, state="present", no_new_privileges=True):
     """(new docker_extra_args, warnings) for ``state`` (pure)."""
     tokens, warnings = _tokens(args), []
-    anchor = next((i for i, t in enumerate(tokens) if _is_seccomp(t) and
-                   dockerargs.seccomp_option([t[1]]) == profile), None)
+    ours = [i for i, t in enumerate(tokens) if _is_seccomp(t) and dockerargs.seccomp_option([t[1]]) == profile]
+    anchor = ours[0] if ours else None
     if state == "absent":
         if anchor is None:
             return list(args), warnings

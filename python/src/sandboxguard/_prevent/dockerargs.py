@@ -91,8 +91,12 @@ def seccomp_option(security_opts):
 
 
 def has_no_new_privileges(security_opts):
-    return any(str(o).replace(":", "=", 1).split("=", 1)[0] == "no-new-privileges" and
-               str(o).replace(":", "=", 1).partition("=")[2].lower() in ("", "true") for o in security_opts)
+    """Whether the options set no-new-privileges (``no-new-privileges``, ``...:true``, ``...=true``)."""
+    for option in security_opts:
+        key, _sep, value = str(option).replace(":", "=", 1).partition("=")
+        if key == "no-new-privileges" and value.lower() in ("", "true"):
+            return True
+    return False
 
 
 def volume_parts(spec):

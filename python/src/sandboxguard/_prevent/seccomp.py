@@ -123,10 +123,18 @@ def has_setid_rules(profile):
     for rule in (profile.get("syscalls") or ()) if isinstance(profile, dict) else ():
         if isinstance(rule, dict) and rule.get("action") == ERRNO:
             for arg in rule.get("args") or ():
-                if (isinstance(arg, dict) and arg.get("op") == MASKED_EQ and arg.get("value") == SETID_BITS[0] and
-                        arg.get("valueTwo") == SETID_BITS[0]):
+                if _is_masked(arg, SETID_BITS[0], SETID_BITS[0]):
                     return True
     return False
+
+
+def _is_masked(arg, mask, value, index=None):
+    """Whether an argument condition is ``SCMP_CMP_MASKED_EQ`` of ``mask`` and ``value`` (on ``index``)."""
+    if not isinstance(arg, dict) or arg.get("op") != MASKED_EQ:
+        return False
+    if index is not None and arg.get("index") != index:
+        return False
+    return arg.get("value") == mask and arg.get("valueTwo", 0) == value
 
 
 def build_profile(base, source, devices=False):
@@ -263,19 +271,22 @@ def resolve(profile, caps=DEFAULT_CAPS["docker"], arch="amd64"):
 
 
 def _allowing_rules(profile, name, caps, arch):
-    return [r for r in profile.get("syscalls") or () if isinstance(r, dict) and r.get("action") in ALLOWING and
-            name in _names(r) and _applies(r, caps, arch)]
+    rules = [r for r in profile.get("syscalls") or () if isinstance(r, dict) and r.get("action") in ALLOWING]
+    return [r for r in rules if name in _names(r) and _applies(r, caps, arch)]
 
 
 def _has_mode_condition(rule, index, mask, value):
-    return any(isinstance(a, dict) and a.get("index") == index and a.get("op") == MASKED_EQ and
-               a.get("value") == mask and a.get("valueTwo", 0) == value for a in rule.get("args") or ())
+    return any(_is_masked(a, mask, value, index) for a in rule.get("args") or ())
 
 
 def _mode_args(rule, index):
-    return [(a.get("value"), a.get("valueTwo", 0)) for a in rule.get("args") or ()
-            if isinstance(a, dict) and a.get("index") == index and a.get("op") == MASKED_EQ and
-            isinstance(a.get("value"), int) and isinstance(a.get("valueTwo", 0), int)]
+    found = []
+    for arg in rule.get("args") or ():
+        if isinstance(arg, dict) and arg.get("index") == index and arg.get("op") == MASKED_EQ:
+            mask, value = arg.get("value"), arg.get("valueTwo", 0)
+            if isinstance(mask, int) and isinstance(value, int):
+                found.append((mask, value))
+    return found
 
 
 def _excludes_setid(rule, index):
@@ -292,14 +303,19 @@ def _excludes_devices(rule, index):
 def devices_denied(profile, caps=DEFAULT_CAPS["docker"], arch="amd64"):
     """True when ``profile`` lets no character or block device node be made (pure)."""
     states = resolve(profile, caps, arch)
-    return all(name not in states or (states[name] == "conditional" and all(
-        _excludes_devices(r, MODE_ARGUMENT[name]) for r in _allowing_rules(profile, name, caps, arch)))
-        for name in DEVICE_SYSCALLS)
+    for name in DEVICE_SYSCALLS:
+        if name not in states:
+            continue
+        if states[name] != "conditional":
+            return False
+        if not all(_excludes_devices(r, MODE_ARGUMENT[name]) for r in _allowing_rules(profile, name, caps, arch)):
+            return False
+    return True
 
 
 def _errno_rule(profile, name, index, bit):
-    return any(isinstance(r, dict) and r.get("action") in DENYING and name in _names(r) and
-               _has_mode_condition(r, index, bit, bit) for r in profile.get("syscalls") or ())
+    rules = [r for r in profile.get("syscalls") or () if isinstance(r, dict) and r.get("action") in DENYING]
+    return any(name in _names(r) and _has_mode_condition(r, index, bit, bit) for r in rules)
 
 
 def _problem(rule, detail, syscalls=()):
