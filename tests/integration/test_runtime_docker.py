@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The audit's runtime check against real containers (issue 28): one agent container per risky
-option, each named with its rule; a Hermes container started as Hermes starts it is clean.
+option (a persistent Hermes sandbox: its task's home and workspace bound), each named with its
+rule; a Hermes container started as Hermes starts it is clean, and a Hermes container of another
+home (all its binds elsewhere) is not this home's.
 
 Containers are Hermes-labelled (hermes-agent=1) and named sgp28rt-<tag>-...; those this
 machine cannot start (--privileged, --cap-add ALL: its bounding set lacks CAP_SYS_RESOURCE,
@@ -57,7 +59,9 @@ def engine(tmp_path_factory):
             args = [a.format(outside=tmp / "outside") for a in args]
             verb = ["run", "-d"] if runs else ["create"]
             network = [] if "--network" in args else ["--network", "none"]
-            docker(*verb, "--name", name, "--label", "hermes-agent=1", *network, *HERMES, *args, IMAGE,
+            # as Hermes starts a persistent sandbox: the task's home and workspace bound
+            persist = ["-v", "%s:/root" % (task / "home"), "-v", "%s:/workspace" % (task / "workspace")]
+            docker(*verb, "--name", name, "--label", "hermes-agent=1", *network, *HERMES, *persist, *args, IMAGE,
                    "sleep", "infinity")
             names[key] = name
         clean = "sgp28rt-%s-hermes" % tag
@@ -66,10 +70,12 @@ def engine(tmp_path_factory):
                "sleep", "infinity")
         names["clean"] = clean
         result = runtime_host.check_runtime([str(home)], docker="always")
+        names["home"] = str(home)
         yield result, names
     finally:
-        for name in names.values():
-            docker("rm", "-f", name, check=False)
+        for key, name in names.items():
+            if key != "home":
+                docker("rm", "-f", name, check=False)
 
 
 def findings_of(result, name):
@@ -96,11 +102,29 @@ def test_a_hermes_container_started_as_hermes_starts_it_is_clean(engine):
     result, names = engine
     assert findings_of(result, names["clean"]) == []
     listed = {c["name"] for c in result["containers"]}
-    assert set(names.values()) <= listed
+    assert {n for k, n in names.items() if k != "home"} <= listed
 
 
-def test_the_audit_runs_runtime_as_its_fifth_check(engine, tmp_path):
-    record = audit.audit_host(checks=["runtime"], hermes_homes=[str(tmp_path)], docker="always")
+def test_a_hermes_container_of_another_home_is_not_read(tmp_path):
+    other = tmp_path / "other" / ".hermes" / "sandboxes" / "docker" / "t9" / "workspace"
+    other.mkdir(parents=True)
+    name = "sgp28rt-%s-other" % uuid.uuid4().hex[:8]
+    try:
+        docker("create", "--name", name, "--label", "hermes-agent=1", "--network", "none", "--privileged",
+               "-v", "%s:/workspace" % other, IMAGE, "sleep", "infinity")
+        mine = tmp_path / "mine" / ".hermes"
+        (mine / "sandboxes" / "docker").mkdir(parents=True)
+        result = runtime_host.check_runtime([str(mine)], docker="always")
+        assert name not in {c["name"] for c in result["containers"]}
+        theirs = runtime_host.check_runtime([str(tmp_path / "other" / ".hermes")], docker="always")
+        assert "privileged" in {f["rule"] for f in theirs["findings"] if f["where"] == "container %s" % name}
+    finally:
+        docker("rm", "-f", name, check=False)
+
+
+def test_the_audit_runs_runtime_as_its_fifth_check(engine):
+    _result, names = engine
+    record = audit.audit_host(checks=["runtime"], hermes_homes=[names["home"]], docker="always")
     assert "runtime" in record["checks"] and record["checks"]["runtime"]["status"] == "findings"
     assert record["checks"]["privileged_files"]["status"] == "skipped"
 

@@ -113,6 +113,9 @@ def test_agent_containers_are_hermes_labelled_or_bind_a_sandbox_root():
     assert runtime.is_agent_container(inspect(labels={}, mounts=(bind(ROOTS[0] + "/t/home", "/root"),)), ROOTS)
     assert not runtime.is_agent_container(inspect(labels={}, mounts=(bind("/srv", "/srv"),)), ROOTS)
     assert not runtime.is_agent_container(inspect(labels={"hermes-agent": "0"}), ROOTS)
+    # Hermes-labelled, but every bind belongs to another Hermes home: that home's audit reads it
+    assert not runtime.is_agent_container(inspect(mounts=(bind("/home/other/.hermes/sandboxes/docker/t/home",
+                                                               "/root"),)), ROOTS)
 
 
 @pytest.mark.parametrize(("options", "has_rules", "expected"), [

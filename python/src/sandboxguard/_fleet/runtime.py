@@ -172,16 +172,16 @@ def container_findings(inspect, roots):
 
 
 def is_agent_container(inspect, roots):
-    """An agent's container: Hermes' label, or a bind mount below a sandbox root (pure)."""
-    labels = (inspect.get("Config") or {}).get("Labels") or {}
-    if labels.get("hermes-agent") == "1":
+    """An agent's container of the audited homes (pure): one that binds a directory below a
+    sandbox root, or a Hermes-labelled one that binds no host directory at all (a sandbox
+    without persistence). A Hermes-labelled container whose binds are all elsewhere is another
+    Hermes home's (another user's, or a test's): the audit of that home reads it."""
+    binds = [posixpath.normpath(str(m.get("Source") or "")) for m in inspect.get("Mounts") or ()
+             if m.get("Type") == "bind" and str(m.get("Source") or "").startswith("/")]
+    if any(is_within(source, root) for source in binds for root in roots):
         return True
-    for mount in inspect.get("Mounts") or ():
-        source = str(mount.get("Source") or "")
-        if mount.get("Type") == "bind" and source.startswith("/"):
-            if any(is_within(posixpath.normpath(source), root) for root in roots):
-                return True
-    return False
+    labels = (inspect.get("Config") or {}).get("Labels") or {}
+    return labels.get("hermes-agent") == "1" and not binds
 
 
 def daemon_findings(info, daemon_profile_has_setid_rules):
