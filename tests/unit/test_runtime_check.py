@@ -223,12 +223,15 @@ def test_runtime_findings_show_in_every_report():
     assert report["summary"]["counts"]["runtime"] == 1
 
 
-def test_a_backend_driving_an_engine_that_did_not_answer_is_not_clean(tmp_path, monkeypatch):
+def test_a_backend_driving_an_engine_that_did_not_answer_is_not_clean_when_engines_must_answer(tmp_path,
+                                                                                                   monkeypatch):
     home = hermes_home(tmp_path, "terminal:\n  backend: docker\nsecurity:\n  terminal_secret_isolation: require\n")
     monkeypatch.setattr(hermes, "backend_engine", lambda _home: {"path": "/usr/bin/podman", "kind": "podman",
                                                                    "why": "podman on PATH (no docker)"})
     monkeypatch.setattr(runtime_host, "read_containers", lambda *a: None)
-    result = runtime_host.check_runtime([home], docker="auto")
+    result = runtime_host.check_runtime([home], docker="always")
     assert result["status"] == "error" and result["complete"] is False
     assert any("drives podman" in w for w in result["warnings"])
+    warned = runtime_host.check_runtime([home], docker="auto")  # as privileged_files: auto warns
+    assert warned["status"] == "clean" and any("drives podman" in w for w in warned["warnings"])
     assert runtime_host.check_runtime([home], docker="never")["status"] == "clean"
