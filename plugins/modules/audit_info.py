@@ -5,7 +5,7 @@
 
 DOCUMENTATION = r"""
 module: audit_info
-short_description: Audit all four sandbox boundaries of a host in one read-only call
+short_description: Audit every sandbox boundary of a host in one read-only call
 version_added: 1.0.0
 description:
   - Runs the checks of the fleet audit on the host in one module call (one AnsiballZ transfer and one
@@ -28,6 +28,17 @@ description:
     directories), as M(sandboxguard.boundary.leaks_info), for the accounts that run agents (see O(leak_users)).
   - C(bwrap) probes bubblewrap as O(agent_user), as M(sandboxguard.boundary.bwrap_probe); C(not_checked)
     without an agent user (the probe never runs as root).
+  - "C(runtime) reads the sandbox's own settings: each Hermes config (of O(hermes_home) and its profiles) -
+    C(terminal.docker_extra_args) adding C(--privileged), C(--cap-add) of ALL, SYS_ADMIN, SETFCAP, MKNOD or
+    DAC_READ_SEARCH, C(seccomp=unconfined), C(apparmor=unconfined), C(--pid/--userns/--network host) or the engine's
+    socket, C(terminal.docker_volumes) writable outside the sandbox roots, C(security.terminal_secret_isolation) off
+    (or auto on a kernel without Landlock), and the engine the C(docker) backend really drives
+    (C(HERMES_DOCKER_BINARY), a C(podman) named docker); and each agent container's inspect, stopped ones too
+    (Hermes starts them again) - Privileged, CapAdd, SecurityOpt, no-new-privileges, host namespaces, writable
+    binds outside the roots, the engine's socket. With O(github_runners) or O(gitlab_config) also the Docker
+    daemon's default seccomp profile and userns-remap. Each finding has C(rule), C(severity), C(where), C(detail),
+    C(fix) and C(cis) (the CIS Docker Benchmark id, when one applies). With nothing to read (no Hermes config, no
+    agent container) the check is C(not_checked), never clean."
   - Each check has a C(status) of C(findings), C(clean), C(error) (it could not run or not completely and
     found nothing; C(reason) says why), C(not_checked) (it was selected and covered nothing - no root in
     scope, none of the Hermes homes or paths found on the host, no agent account or user, no mode to compare
@@ -49,7 +60,7 @@ options:
         selects none (the host is then C(not_audited)).
     type: list
     elements: str
-    default: [privileged_files, home_mode, leaks, bwrap]
+    default: [privileged_files, home_mode, leaks, bwrap, runtime]
   paths:
     description:
       - Directories (or files) to look for privileged files under, besides the Hermes and Docker sandboxes.
@@ -230,7 +241,7 @@ record:
       returned: when the host is not audited
     checks:
       description:
-        - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap)) with C(status) (C(findings),
+        - One entry per check (C(privileged_files), C(home_mode), C(leaks), C(bwrap), C(runtime)) with C(status) (C(findings),
           C(clean), C(error), C(not_checked) or C(skipped)), C(findings),
           C(reason), C(errors) (C(path), C(op), C(error)), C(elapsed), and what the check adds (C(roots), C(absent),
           C(engine), C(counts), C(warnings), C(homes)).

@@ -111,6 +111,10 @@ def test_audit_remediate_audit_over_docker_hosts_and_the_engine(fleet):
     engine = report["hosts"]["engine-host"]["checks"]["privileged_files"]
     assert engine["engine"]["answered"] is True and str(fleet["ws"]) in engine["engine"]["targets"]
     assert {os.path.basename(f["path"]) for f in engine["findings"]} == {"suid", "caps"}
+    # the runtime check (issue 28) reads the container that bound the sandbox: default options, no no-new-privileges
+    runtime = report["hosts"]["engine-host"]["checks"]["runtime"]
+    assert [(f["rule"], f["where"]) for f in runtime["findings"]] == [
+        ("no-new-privileges-off", "container %s" % fleet["orphan"])]
 
     survey = {"sandboxguard_owner": "", "sandboxguard_budget": "", "sandboxguard_home_mode": "",
               "sandboxguard_quarantine_dir": str(fleet["tmp"] / "quarantine")}
@@ -130,6 +134,7 @@ def test_audit_remediate_audit_over_docker_hosts_and_the_engine(fleet):
     assert rc == 0
     assert {name: s["changed"] for name, s in out["stats"].items()} == dict.fromkeys(
         ("box-dirty", "box-clean", "engine-host"), 0)
+    docker("rm", "-f", fleet["orphan"])  # remediate fixes files, never containers: the operator removes it
     rc, out = playbook(fleet, "audit", audit_vars)
     assert rc == 0, out["stats"]
     assert out["global_custom_stats"]["sandboxguard_audit"]["hosts_clean"] == 3

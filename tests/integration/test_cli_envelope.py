@@ -190,6 +190,20 @@ def test_sweep_json_without_an_engine_is_an_incomplete_envelope(validator, tmp_p
     assert proc.stderr.startswith("sandboxguard sweep: ")
 
 
+@pytest.mark.docker
+def test_seccomp_profile_check_and_seccomp_probe(validator, tmp_path):
+    """seccomp-profile prints the profile itself (a file to hand the engine, not an envelope);
+    its --check --json and seccomp-probe --json are envelopes."""
+    made = cli("seccomp-profile", "--image", IMAGE)
+    assert made.returncode == 0, made.stderr
+    profile = tmp_path / "seccomp.json"
+    profile.write_text(made.stdout)
+    doc, _proc = run_json(validator, "seccomp-profile", "--image", IMAGE, "--check", str(profile), "--json", code=0)
+    assert doc["changed"] is False
+    doc, proc = run_json(validator, "seccomp-probe", "--image", IMAGE, "--mode", "daemon", "--no-reference", "--json")
+    assert doc["changed"] is False and proc.returncode == (0 if doc["ok"] else 1)
+
+
 def test_guard_lines(validator, tmp_path):
     root = tmp_path / "sandboxes" / "docker"
     root.mkdir(parents=True)

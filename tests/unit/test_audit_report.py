@@ -23,7 +23,8 @@ def check(status, findings=(), reason=None):
 
 def record(privileged=None, **others):
     checks = {"privileged_files": privileged or check("clean"), "home_mode": check("skipped", reason="no mode"),
-              "leaks": check("clean"), "bwrap": check("skipped", reason="no agent user")}
+              "leaks": check("clean"), "bwrap": check("skipped", reason="no agent user"),
+              "runtime": check("clean")}
     checks.update(others)
     return ar.host_record(checks)
 
@@ -85,7 +86,7 @@ def test_summary_counts_hosts_and_checks():
     assert summary["checks"]["privileged_files"] == {"findings": 2, "clean": 2, "error": 2, "not_checked": 0,
                                                      "skipped": 0, "items": 3}
     assert summary["checks"]["leaks"]["error"] == 3
-    assert summary["counts"] == {"privileged_files": 3, "home_mode": 0, "leaks": 0, "bwrap": 0}
+    assert summary["counts"] == {"privileged_files": 3, "home_mode": 0, "leaks": 0, "bwrap": 0, "runtime": 0}
 
 
 def test_fleet_report_and_host_files_validate_against_the_schema(tmp_path, validator):
@@ -119,9 +120,9 @@ def test_junit_has_a_suite_per_host_and_a_case_per_check():
     assert "cap_net_raw=ep" in failure.text
     assert suites["m-error"].find("testcase[@name='leaks']/error") is not None
     gone = suites["gone-unreachable"].findall("testcase/error")
-    assert len(gone) == 4 and all(e.get("type") == "unreachable" for e in gone)
+    assert len(gone) == len(ar.CHECKS) and all(e.get("type") == "unreachable" for e in gone)
     assert suites["web-clean"].find("testcase[@name='bwrap']/skipped") is not None
-    assert root.get("failures") == "2" and root.get("tests") == "24"
+    assert root.get("failures") == "2" and root.get("tests") == str(6 * len(ar.CHECKS))
 
 
 def test_junit_carries_paths_with_control_characters():
@@ -291,8 +292,10 @@ def test_error_lines_name_each_reached_host_s_check_in_error_with_its_reason():
     why = "hermes_home /a/link/.hermes: goes through a symlink; give the real path (it leads to /a/real/.hermes now)"
     refused = {"status": "error", "findings": [], "errors": [], "reason": why}
     report = ar.fleet_report({
-        "ok": ar.host_record({"privileged_files": clean, "home_mode": clean, "leaks": clean, "bwrap": clean}),
-        "bad": ar.host_record({"privileged_files": clean, "home_mode": refused, "leaks": clean, "bwrap": clean}),
+        "ok": ar.host_record({"privileged_files": clean, "home_mode": clean, "leaks": clean, "bwrap": clean,
+                              "runtime": clean}),
+        "bad": ar.host_record({"privileged_files": clean, "home_mode": refused, "leaks": clean, "bwrap": clean,
+                               "runtime": clean}),
         "gone": ar.unreachable_record("ssh: connection refused")})
     assert ar.error_lines(report) == ["bad home_mode: " + why]
     many = ar.fleet_report({"h%d" % i: ar.host_record({"privileged_files": refused}) for i in range(7)})
@@ -415,8 +418,9 @@ def test_a_check_added_later_appears_in_every_report_with_no_change_to_the_write
     """The writers are driven by the checks a record carries (the fifth check, runtime, comes from
     another change): it is summarized, gated, and shown in JUnit and HTML."""
     rec = record()
-    rec["checks"]["runtime"] = check("findings", [{"path": "/etc/docker/daemon.json", "reason": "no-seccomp-profile",
-                                                   "message": "no seccomp profile"}])
+    rec["checks"]["runtime"] = check("findings", [{"rule": "daemon-no-seccomp-profile", "severity": "high",
+                                                   "where": "/etc/docker/daemon.json", "detail": "no seccomp profile",
+                                                   "fix": "set seccomp-profile"}])
     hosts = ar.collect({"h": {"record": rec}}, ["h"])
     report = ar.fleet_report(hosts)
     assert report["hosts"]["h"]["status"] == "findings" and report["summary"]["checks"]["runtime"]["findings"] == 1
@@ -431,4 +435,4 @@ def test_junit_fails_a_host_where_no_check_was_selected():
     root = ET.fromstring(ar.to_junit(ar.fleet_report({"h": none})).encode())  # noqa: S314
     error = root.find("testsuite/testcase[@name='audit']/error")
     assert error is not None and error.get("type") == "not_checked" and "no check selected" in error.get("message")
-    assert root.get("errors") == "1" and root.get("skipped") == "4"
+    assert root.get("errors") == "1" and root.get("skipped") == str(len(ar.CHECKS))

@@ -37,8 +37,8 @@ def check(status, findings=(), reason=None):
 
 
 def record(privileged=None, **others):
-    checks = {"privileged_files": privileged or check("clean"), "home_mode": check("clean"),
-              "leaks": check("clean"), "bwrap": check("clean")}
+    checks = {name: check("clean") for name in ar.CHECKS}
+    checks["privileged_files"] = privileged or check("clean")
     checks.update(others)
     return ar.host_record(checks)
 

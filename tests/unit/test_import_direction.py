@@ -7,7 +7,7 @@ flat modules, and below them private packages, one per capability, with EMPTY __
 files: a re-exporting __init__ would make every Ansible module that imports one piece carry
 (and AnsiballZ compile) the whole package. The packages, lowest first:
 
-    _core < _walk < _bwrap < _fetch < _leaks < _privileged < _terminal < _guard < _fleet
+    _core < _walk < _bwrap < _fetch < _leaks < _privileged < _terminal < _prevent < _guard < _fleet
 
 - a package imports only packages to its left (``_core`` none at all);
 - a flat module may import any package; a package may import flat modules, but never one
@@ -22,7 +22,7 @@ import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(TOP, "python", "src", "sandboxguard")
-ORDER = ("_core", "_walk", "_bwrap", "_fetch", "_leaks", "_privileged", "_terminal", "_guard", "_fleet")
+ORDER = ("_core", "_walk", "_bwrap", "_fetch", "_leaks", "_privileged", "_terminal", "_prevent", "_guard", "_fleet")
 
 
 def modules(lib=LIB):

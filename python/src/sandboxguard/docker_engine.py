@@ -361,3 +361,56 @@ def survey(client, names=None, include_stopped=True, engine=None):
                           else str(exc), containers=[])
         answers.append(answer)
     return answers
+
+
+def start_container(client, image, command, host_config, labels, entrypoint=None, user=None, environment=None):
+    """Create and start a container; return its id (the caller removes it: remove_container).
+
+    ``host_config``: the Engine API's HostConfig as a plain dict (``NetworkMode``, ``CapDrop``,
+    ``CapAdd``, ``SecurityOpt``, ``Tmpfs``, ``Binds``, ...), passed to the engine as it is.
+    A container that was created but failed to start is removed before EngineError is raised.
+    """
+    try:
+        no_network = host_config.get("NetworkMode") == "none"
+        cid = client.api.create_container(image, command=list(command), entrypoint=entrypoint, user=user,
+                                          environment=environment, host_config=dict(host_config),
+                                          labels=dict(labels), network_disabled=no_network)["Id"]
+    except Exception as exc:  # docker.errors.ImageNotFound, APIError
+        raise EngineError("cannot create a container from %s: %s" % (image, exc)) from None
+    try:
+        client.api.start(cid)
+    except Exception as exc:
+        remove_container(client, cid)
+        raise EngineError("cannot start a container from %s: %s" % (image, exc)) from None
+    return cid
+
+
+def wait_container(client, cid, timeout):
+    """The exit code of a started container, or None when it outlived ``timeout`` (then killed)."""
+    try:
+        return client.api.wait(cid, timeout=timeout).get("StatusCode")
+    except Exception:  # requests' ReadTimeout (or ConnectionError): past its time
+        try:
+            client.api.kill(cid)
+        except Exception:  # noqa: S110 - it may have exited meanwhile; removal is what matters
+            pass
+        return None
+
+
+def container_output(client, cid):
+    """(stdout bytes, stderr bytes) of a container, exactly as it wrote them."""
+    return (client.api.logs(cid, stdout=True, stderr=False), client.api.logs(cid, stdout=False, stderr=True))
+
+
+def remove_container(client, cid):
+    """Remove a container, running or not; one that is already gone is fine."""
+    try:
+        client.api.remove_container(cid, force=True)
+    except Exception as exc:
+        if getattr(getattr(exc, "response", None), "status_code", None) != 404:
+            raise EngineError("cannot remove container %s: %s" % (cid[:12], exc)) from None
+
+
+def engine_version(client):
+    """The engine's version document (``Version``, ``Components``, ...)."""
+    return client.version()

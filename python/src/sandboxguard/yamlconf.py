@@ -356,3 +356,115 @@ def read_env_line(text, name):
             value, _comment = _strip_comment(match.group(1))
             return _unquote(value.strip())
     return None
+
+
+def _scalar_item(raw, label, number):
+    """One sequence item's plain or quoted scalar text, as YAML reads it."""
+    raw = raw.strip()
+    if raw[:1] in ("&", "*", "!", "|", ">", "[", "{") or raw in ("", "-") or raw.startswith("- "):
+        raise YamlEditError("line %d: an item of %s is not a plain scalar (%s); edit by hand"
+                            % (number + 1, label, raw))
+    if raw[0] == '"':
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise YamlEditError("line %d: an item of %s is a quoted value this reader does not take; edit by hand"
+                                % (number + 1, label)) from None
+    if raw[0] == "'":
+        if len(raw) < 2 or raw[-1] != "'":
+            raise YamlEditError("line %d: an item of %s is a multi-line quoted value; edit by hand"
+                                % (number + 1, label))
+        return raw[1:-1].replace("''", "'")
+    return raw
+
+
+def _flow_items(raw, label, number):
+    """The scalars of a one-line flow sequence ``[a, "b", 'c']``."""
+    inner, items, current, quote = raw[1:-1], [], "", None
+    for ch in inner:
+        if quote:
+            current += ch
+            quote = None if ch == quote and not current.endswith("\\" + ch) else quote
+        elif ch in "'\"":
+            quote, current = ch, current + ch
+        elif ch == ",":
+            items.append(current)
+            current = ""
+        elif ch in "[]{}":
+            raise YamlEditError("line %d: %s is a nested flow sequence; edit by hand" % (number + 1, label))
+        else:
+            current += ch
+    if current.strip() or items:
+        items.append(current)
+    return [_scalar_item(item, label, number) for item in items]
+
+
+def read_list(text, keys):
+    """The list of scalars at the key path *keys* in *text* (a block sequence, indentless or
+    indented, or a one-line flow sequence), [] for an empty or null value, None when the key
+    is absent. Raises YamlEditError for a scalar, a mapping or items this reader refuses."""
+    keys = list(keys)
+    label = ".".join(keys)
+    lines = _split(text or "")[0]
+    _check_document(lines)
+    found = _walk(lines, keys)
+    if found["missing"]:
+        return None
+    number = found["line"]
+    raw = _strip_comment(lines[number][_KEY_LINE.match(lines[number]).end():])[0].strip()
+    block_end = _value_end(lines, number, found["end"])
+    nested = any(_is_content(x) for x in lines[number + 1:block_end])
+    if raw.startswith("[") and raw.endswith("]") and not nested:
+        return _flow_items(raw, label, number)
+    if raw not in ("", "~", "null"):
+        raise YamlEditError("line %d: %s is not a list (%s)" % (number + 1, label, raw))
+    items = []
+    for other in range(number + 1, block_end):
+        line = lines[other]
+        if not _is_content(line):
+            continue
+        stripped = line.lstrip(" ")
+        if not (stripped.startswith("- ") or stripped == "-"):
+            raise YamlEditError("line %d: %s is not a list of scalars; edit by hand" % (other + 1, label))
+        items.append(_scalar_item(_strip_comment(stripped[1:])[0], label, other))
+    return items
+
+
+def set_list(text, keys, items):
+    """Return *text* with the list at *keys* made *items*. A block sequence of one line per
+    item whose items stay in order is edited in place: the lines of the items no longer there
+    are removed, new items appended after the last one with its indentation, so every other
+    line (an item's trailing comment included) is kept. Anything else is set_path's."""
+    items = list(items)
+    old = read_list(text, keys)
+    lines, bom, newline, trailing = _split(text or "")
+    found = _walk(lines, list(keys)) if old else None
+    places = []
+    if found is not None:
+        number = found["line"]
+        places = [n for n in range(number + 1, _value_end(lines, number, found["end"])) if _is_content(lines[n])]
+    kept = [value for value in old or () if value in items]
+    if old and not places:  # a one-line flow sequence: written again on its line, its comment kept
+        number = found["line"]
+        match = _KEY_LINE.match(lines[number])
+        comment = _strip_comment(lines[number][match.end():])[1]
+        lines[number] = "%s [%s]%s" % (lines[number][:match.end()].rstrip(), ", ".join(scalar_text(i) for i in items),
+                                       (" " + comment) if comment else "")
+        return bom + newline.join(lines) + (newline if trailing or lines else "")
+    if not places or len(places) != len(old) or items[:len(kept)] != kept:
+        return set_path(text, keys, items)
+    drop, wanted = [], list(kept)
+    for line_number, value in zip(places, old):
+        if wanted and value == wanted[0]:
+            wanted.pop(0)
+        else:
+            drop.append(line_number)
+    last = places[-1]
+    pad = lines[last][:_indent(lines[last])]
+    new_lines = ["%s- %s" % (pad, scalar_text(item)) for item in items[len(kept):]]
+    lines[last + 1:last + 1] = new_lines
+    for line_number in sorted(drop, reverse=True):
+        del lines[line_number]
+    if not any(line_number for line_number in places if line_number not in drop) and not new_lines:
+        return set_path(bom + newline.join(lines) + newline, keys, [])
+    return bom + newline.join(lines) + (newline if trailing or lines else "")

@@ -29,6 +29,7 @@ COMMAND_MODULES = {
     "scan": "strip", "strip": "strip", "sweep": "sweep", "watch": "sweep",
     "bwrap-probe": "bwrap_probe", "crontab": "crontab", "fetch": "fetch", "home-env": "home_env",
     "guard": "guard", "report": "report", "leaks": "leaks", "runner-cleanup": "runner_cleanup",
+    "seccomp-profile": "seccomp_profile", "seccomp-probe": "seccomp_probe",
 }
 
 

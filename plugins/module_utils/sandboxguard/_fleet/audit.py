@@ -1,7 +1,7 @@
 # GENERATED from python/src/sandboxguard/_fleet/audit.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit on one host: all four boundaries in one read-only pass.
+"""The fleet audit on one host: every boundary in one read-only pass.
 
 ``audit_host`` runs each check and returns one record (see audit_record.host_record):
 
@@ -11,7 +11,10 @@
 - ``home_mode``: TERMINAL_HOME_MODE of each Hermes home and profile against the mode the
   operator asked for (what the terminal_home module would change, in check mode);
 - ``leaks``: what agents left outside their sandbox (leaks.audit);
-- ``bwrap``: bubblewrap probed as the agent user (bwrap.probe), when one is named.
+- ``bwrap``: bubblewrap probed as the agent user (bwrap.probe), when one is named;
+- ``runtime``: the sandbox's own settings: the Hermes configs' docker arguments, volumes and
+  secret isolation, each running agent container's inspect, a runner host's daemon
+  (runtime_host.check_runtime, runtime's rules).
 
 Each check says ``findings``, ``clean``, ``error`` (it could not run, or not completely,
 and found nothing: ``reason`` says why), ``not_checked`` (selected, but it covered nothing:
@@ -433,6 +436,15 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
                    remediation_text=report.get("remediation_text"), **details)
 
 
+# --- runtime ------------------------------------------------------------------------------
+
+def _check_runtime(*args):
+    """The sandbox's own settings (runtime_host.check_runtime; compiled only when it runs)."""
+    from .runtime_host import check_runtime  # noqa: PLC0415
+
+    return check_runtime(*args)
+
+
 # --- the host record ----------------------------------------------------------------------
 
 SCOPE_KEYS = ("paths", "hermes_homes", "sandbox_dir", "docker", "docker_host", "github_runners", "gitlab_config")
@@ -491,9 +503,10 @@ def audit_host(checks=audit_record.CHECKS, request=None, settings=None, skip_rea
         raise TypeError("give request and settings, or keywords, not both")
     started = time.monotonic()
     found = failed = None
-    if not request.empty and ({"privileged_files", "leaks"} & set(checks)):
+    if not request.empty and ({"privileged_files", "leaks", "runtime"} & set(checks)):
+        asks = {"privileged_files", "runtime"} & set(checks)
         try:
-            found = _scopemod.derive(request if "privileged_files" in checks else request.replace(docker="never"))
+            found = _scopemod.derive(request if asks else request.replace(docker="never"))
         except Exception as exc:  # the scope itself could not be decided: its checks say so, the others run
             failed = exc
     try:
@@ -518,9 +531,12 @@ def _run_checks(checks, request, settings, found, skip_reason, failed=None):
                                      s.leak_spool_dir, request.hermes_homes, request.sandbox_dir, s.agent_user,
                                      scope=found),
         "bwrap": lambda: check_bwrap(s.agent_user, s.bwrap_min_version, s.bwrap_checks or (), s.bwrap_timeout),
+        "runtime": lambda: (_check_runtime(found, bool(request.github_runners or request.gitlab_config))
+                            if found is not None else _result(audit_record.NOT_CHECKED, reason="nothing to read: %s"
+                                                              % audit_record.set_hint(*SCOPE_INPUTS))),
     }
     if failed is not None:
-        runners["privileged_files"] = runners["leaks"] = broken
+        runners["privileged_files"] = runners["leaks"] = runners["runtime"] = broken
     results = {}
     for name in audit_record.CHECKS:
         if name not in checks:

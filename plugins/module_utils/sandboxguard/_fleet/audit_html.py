@@ -87,13 +87,17 @@ def _finding_cells(check_name, finding):
     if check_name == "bwrap":
         return [("", _e(finding.get("reason"))), ("", _e(finding.get("message"))),
                 ("", _e(finding.get("remediation")))]
+    if check_name == "runtime":
+        return [("", _e(finding.get("severity"))), ("", _e(finding.get("rule"))), ("mono", _n(finding.get("where"))),
+                ("", _e(finding.get("detail"))), ("", _e(finding.get("fix"))), ("", _e(finding.get("cis") or ""))]
     return [("mono", _n(finding.get("path") or "")), ("", _e(finding.get("reason") or finding.get("message")))]
 
 
 _HEADERS = {"privileged_files": ("path", "mode", "capabilities", "uid:gid", "why"),
             "leaks": ("kind", "path", "entry / unit", "user", "age (s)"),
             "home_mode": ("Hermes home", "mode now", "asked for", "what would change"),
-            "bwrap": ("problem", "message", "fix")}
+            "bwrap": ("problem", "message", "fix"),
+            "runtime": ("severity", "rule", "where", "what", "fix", "CIS")}
 _GENERIC_HEADERS = ("path", "why")
 
 

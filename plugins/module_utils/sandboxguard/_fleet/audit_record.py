@@ -16,7 +16,7 @@ where a selected check was ``not_checked`` (or where no check was selected) is
 ``not_audited``, unless a check found something or could not run.
 """
 
-CHECKS = ("privileged_files", "home_mode", "leaks", "bwrap")
+CHECKS = ("privileged_files", "home_mode", "leaks", "bwrap", "runtime")
 FINDINGS, CLEAN, ERROR, SKIPPED, UNREACHABLE = "findings", "clean", "error", "skipped", "unreachable"
 NOT_CHECKED, NOT_AUDITED = "not_checked", "not_audited"
 CHECK_STATUSES = (FINDINGS, CLEAN, ERROR, NOT_CHECKED, SKIPPED)

@@ -14,7 +14,7 @@ from .._core.text import escape, for_result, one_line
 from .audit_record import HOST_STATUSES, NOT_CHECKED, SKIPPED
 
 CHECK_TITLES = {"privileged_files": "Privileged files", "home_mode": "TERMINAL_HOME_MODE",
-                "leaks": "Leaks outside the sandbox", "bwrap": "Bubblewrap"}
+                "leaks": "Leaks outside the sandbox", "bwrap": "Bubblewrap", "runtime": "Sandbox runtime settings"}
 _RANK = {status: rank for rank, status in enumerate(HOST_STATUSES)}
 
 
@@ -61,6 +61,10 @@ def finding_line(check_name, finding):
         return "%s: %s" % (path, one_line(finding.get("reason")))
     if check_name == "bwrap":
         return "%s: %s" % (one_line(finding.get("reason")), one_line(finding.get("message")))
+    if check_name == "runtime":
+        return "%s [%s%s] %s: %s" % (one_line(finding.get("rule")), one_line(finding.get("severity")),
+                                     ", CIS %s" % one_line(finding["cis"]) if finding.get("cis") else "",
+                                     name(finding.get("where", "")), one_line(finding.get("detail")))
     return "%s %s" % (path, one_line(json.dumps(for_result(finding), sort_keys=True)))
 
 
