@@ -127,7 +127,8 @@ def bash_complete(*words, script=None):
 
 @pytest.mark.parametrize(("words", "expected"), [
     (("sw",), ["sweep"]),
-    (("s",), ["scan", "strip", "sweep"]),
+    (("st",), ["strip"]),
+    (("sec",), ["seccomp-probe", "seccomp-profile"]),
     (("r",), ["report", "runner-cleanup"]),
     (("cron",), ["crontab"]),
     (("report", ""), ["merge"]),
