@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 from sandboxguard._fleet import audit, runtime_host
+from sandboxguard._privileged import scope
 from sandboxguard._prevent import dockerargs
 
 pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
@@ -37,6 +38,13 @@ RISKY = {
     "docker-sock": (["-v", "/var/run/docker.sock:/var/run/docker.sock"], "engine-socket", True),
     "rw-outside": (["-v", "{outside}:/data"], "rw-bind-outside-roots", True),
 }
+
+
+def check(homes, docker="auto"):
+    """The runtime check over the scope of ``homes`` as audit_host derives it (once, the
+    engines asked once)."""
+    with scope.derive(audit.scope_request(hermes_homes=homes, docker=docker)) as found:
+        return runtime_host.check_runtime(found)
 
 
 def docker(*args, check=True):
@@ -69,7 +77,7 @@ def engine(tmp_path_factory):
                "-v", "%s:/root" % (task / "home"), "-v", "%s:/workspace" % (task / "workspace"), IMAGE,
                "sleep", "infinity")
         names["clean"] = clean
-        result = runtime_host.check_runtime([str(home)], docker="always")
+        result = check([str(home)], docker="always")
         names["home"] = str(home)
         yield result, names
     finally:
@@ -114,9 +122,9 @@ def test_a_hermes_container_of_another_home_is_not_read(tmp_path):
                "-v", "%s:/workspace" % other, IMAGE, "sleep", "infinity")
         mine = tmp_path / "mine" / ".hermes"
         (mine / "sandboxes" / "docker").mkdir(parents=True)
-        result = runtime_host.check_runtime([str(mine)], docker="always")
+        result = check([str(mine)], docker="always")
         assert name not in {c["name"] for c in result["containers"]}
-        theirs = runtime_host.check_runtime([str(tmp_path / "other" / ".hermes")], docker="always")
+        theirs = check([str(tmp_path / "other" / ".hermes")], docker="always")
         assert "privileged" in {f["rule"] for f in theirs["findings"] if f["where"] == "container %s" % name}
     finally:
         docker("rm", "-f", name, check=False)
@@ -130,6 +138,6 @@ def test_the_audit_runs_runtime_as_its_fifth_check(engine):
 
 
 def test_nothing_to_read_on_the_engine_is_never_clean(tmp_path):
-    result = runtime_host.check_runtime([str(tmp_path / "no-home")], docker="never")
+    result = check([str(tmp_path / "no-home")], docker="never")
     assert result["status"] != "clean" and "nothing to read" in result["reason"]
     assert os.path.isdir(str(tmp_path))
