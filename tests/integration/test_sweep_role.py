@@ -20,7 +20,7 @@ import time
 import uuid
 
 import pytest
-from sandboxguard import docker_engine
+from docker_sdk import sdk_client
 
 pytestmark = [pytest.mark.controller, pytest.mark.docker, pytest.mark.root]
 
@@ -67,7 +67,7 @@ def task_result(out, name):
 
 @pytest.fixture(scope="module")
 def client():
-    return docker_engine.connect()
+    return sdk_client()
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ lookup by path.
 """
 import os
 import posixpath
-import queue as _queue
 import stat
 import threading
 import time
@@ -36,7 +35,7 @@ from . import report as envelope
 from . import strip as stripmod
 from ._core import safefs
 from ._core.text import escape
-from ._privileged import sandboxes, scope
+from ._privileged import engine_events, sandboxes, scope
 from ._privileged.sweep_steps import (  # noqa: F401  # pylint: disable=unused-import  # the steps, named here too
     CONTAINER_TARGET,
     PROLOGUE,
@@ -99,11 +98,9 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
     engine_info, inspect_containers, inspect_container, container_events, run_disposable).
     ``providers``: more scope providers (derive_roots).
     """
-    group = docker_engine.members(client)
-    facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
-                          for name, member in group])
+    each, inspects = _ask_engines(client, engine, names, include_stopped)
+    facts = _group_facts(each)
     usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots, providers)
-    inspects = _inspects(engine, group, names, include_stopped)
     # Without a container filter, persistent sandbox directories no container mounts any
     # more (a --rm container that died unseen) are swept too: their scope is host-derived.
     # So is a whole root whose provider knows its owner (a runner's work folder, after the
@@ -111,9 +108,22 @@ def mounts_info(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names
     task_dirs = _task_dirs(usable) if not names else ()
     containers, targets = _scope(inspects, usable, task_dirs)
     info = _info(facts, usable, refused, containers, targets)
-    for warning in getattr(client, "warnings", ()):
-        envelope.add_warning(info, warning)
+    _engines_into(info, client)
     return info
+
+
+def _engines_into(result, client):
+    """``engines`` ([{name, url, kind, error}]) into a result, each failed engine an error of
+    it (op ``engine``, path its URL) and the result incomplete, the group's warnings too."""
+    result["engines"] = docker_engine.engines_report(client)
+    for row in result["engines"]:
+        if row["error"]:
+            envelope.add_error(result, row["url"] or row["name"], "engine", "engine %s: %s" % (row["name"],
+                                                                                             row["error"]))
+            result["complete"] = False
+    for warning in getattr(client, "warnings", ()):
+        if warning not in result["warnings"]:
+            envelope.add_warning(result, warning)
 
 
 def _task_dirs(usable):
@@ -123,24 +133,60 @@ def _task_dirs(usable):
     return whole + list(sandboxes.list_task_dirs(usable))
 
 
-def _inspects(engine, group, names, include_stopped):
-    """[(engine name, inspect document)]: every container of every engine, or the ``names``
-    (each asked of every engine until one knows it; EngineError when none does)."""
-    if not names or len(group) == 1:
-        return [(name, doc) for name, member in group
-                for doc in engine.inspect_containers(member, names, include_stopped)]
-    found = []
-    for wanted in names:
-        errors = []
-        for name, member in group:
-            try:
-                found.append((name, engine.inspect_container(member, wanted)))
-                break
-            except docker_engine.EngineError as exc:
-                errors.append("%s: %s" % (name, exc))
-        else:
-            raise docker_engine.EngineError("; ".join(errors))
-    return found
+def _ask_engines(client, engine, names, include_stopped):
+    """(facts, inspects) of every engine of ``client`` (a group, or one client), each asked on
+    its own and in parallel within its client's timeout overall: ``facts`` one engine_facts
+    per engine that answered, ``inspects`` [(engine name, inspect document)] of every
+    container of those, or of the ``names`` (each asked of every engine; NotFound naming it
+    when none knows it). An engine whose answer fails is marked failed in the group and its
+    work dropped (docker_engine.fail_member; a lone client's error is raised): the healthy
+    engines' answers stand."""
+    group = docker_engine.members(client)
+
+    def ask(pair):
+        name, member = pair
+        with _budget(member):
+            facts = docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
+            if not names:
+                return facts, [(name, doc) for doc in engine.inspect_containers(member, None, include_stopped)], {}
+            found, missing = [], {}
+            for wanted in names:
+                try:
+                    found.append((name, engine.inspect_container(member, wanted)))
+                except docker_engine.NotFound as exc:  # this engine does not know it; another may
+                    missing[wanted] = "%s: %s" % (name, exc) if len(group) > 1 else str(exc)
+            return facts, found, missing
+
+    each, inspects, missing = [], [], []
+    for (name, _member), answer in zip(group, docker_engine.in_parallel(ask, group, None)):
+        if isinstance(answer, Exception):
+            docker_engine.fail_member(client, name, answer)
+            continue
+        each.append(answer[0])
+        inspects += answer[1]
+        missing.append(answer[2])
+    if not each:
+        raise docker_engine.EngineError("no engine answered: %s" % "; ".join(
+            "%s: %s" % (row["name"], row["error"]) for row in docker_engine.engines_report(client) if row["error"]))
+    lost = [wanted for wanted in names or () if all(wanted in m for m in missing)]
+    if lost:  # a named container no engine knows: the request names something that is not there
+        raise docker_engine.NotFound("; ".join(m[wanted] for wanted in lost for m in missing), 404)
+    return each, inspects
+
+
+def _budget(member):
+    """``with``: every call to one engine's client within its timeout, together (a fake client
+    of the tests has no budget: nothing)."""
+    budget = getattr(member, "budget", None)
+    return budget(member.timeout) if budget is not None and getattr(member, "timeout", None) else _NoBudget()
+
+
+class _NoBudget:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _scope(inspects, usable, task_dirs=()):
@@ -221,7 +267,11 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
     result = envelope.new_report(
         info["roots"], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts, targets=info["targets"],
         sandboxes=[], containers=info["containers"], root_sources=info["root_sources"],
-        refused_roots=info["refused_roots"])
+        refused_roots=info["refused_roots"], engines=list(info.get("engines") or ()))
+    for error in info.get("errors") or ():
+        if error["op"] == "engine":  # an engine that could not be asked: what it runs is not swept
+            envelope.add_error(result, error["path"], error["op"], error["error"])
+            result["complete"] = False
     if not facts["sweepable"]:
         result["complete"] = False
         envelope.add_warning(result, "not sweeping: %s" % facts["reason"])
@@ -315,76 +365,74 @@ _SWEEP_ACTIONS = ("die", "stop")
 
 def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="native", image=None, owner=None,
           budget_per_step=DEFAULT_BUDGET_PER_STEP_S, chown=True, emit=None, engine=docker_engine, since=None,
-          providers=()):
-    """Follow the engine's container events; sweep a container's in-scope mounts when it stops or dies.
+          providers=(), stop=None):
+    """Follow the engines' container events; sweep a container's in-scope mounts when it stops or dies.
 
     ``client``: one client or a docker_engine.Engines group (every engine's events are
     followed, each in a thread of its own; the sweeps run here, one at a time).
     ``emit(event)`` gets one dict per thing worth telling (``event``: ``watching``,
+    ``engine-lost`` (``engine``, ``url``, ``error``, ``retry_in``), ``engine-back``,
     ``inspect-failed``, ``unknown-container``, or the action that caused a sweep, with
     ``id``, ``engine``, ``swept``, ``changed``, ``warnings`` and the sweep's ``report``).
-    Returns when an event stream ends; raises docker_engine.EngineError when one is lost.
+    Runs until ``stop`` (a threading.Event) is set: an engine whose stream ends or fails
+    is asked again with a backoff, and the events it replays since the last one seen sweep
+    what stopped while it was away (_privileged/engine_events); the other engines' streams
+    go on meanwhile, and an engine that did not answer at the start is asked the same way.
     Roots are derived once, here, from host configuration: nothing an event carries widens them.
     ``providers``: more scope providers (derive_roots).
     """
     _check_method(method, image)
     emit = emit or (lambda event: None)
+    stop = stop if stop is not None else threading.Event()
     usable, refused = derive_roots(hermes_homes, sandbox_dir, extra_roots, providers)
-    group = docker_engine.members(client)
-    facts = _group_facts([docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
-                          for name, member in group])
+    try:
+        each, inspects = _ask_engines(client, engine, None, False)
+    except docker_engine.EngineError:  # no engine answered yet: each is asked again below
+        each, inspects = [], []
+    facts_by = {f["name"]: f for f in each}
     # Inspect documents of live containers, so a container started with --rm can still be
     # swept after it died and was removed.
-    known = {doc["Id"]: (name, doc) for name, doc in _inspects(engine, group, None, False)}
+    known = {doc["Id"]: (name, doc) for name, doc in inspects}
     since = int(time.time()) if since is None else since
     emit({"event": "watching", "roots": [r["realpath"] for r in usable], "containers": len(known),
-          "refused_roots": refused, "engines": [name for name, _member in group],
+          "refused_roots": refused, "engines": list(facts_by),
+          "failed": [row for row in docker_engine.engines_report(client) if row["error"]],
           "warnings": list(getattr(client, "warnings", ()))})
     options = dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, chown=chown)
-    for name, member, event in _events(engine, group, since):
+    for name, member, event in _events(engine, client, since, facts_by, emit, stop):
+        facts = _group_facts(list(facts_by.values()))
         _on_event(client, name, member, event, known, usable, refused, facts, emit, engine, options)
 
 
-_ENDED = object()
+def _events(engine, client, since, facts_by, emit, stop):
+    """(engine name, client, event) from every engine's stream until ``stop`` is set
+    (engine_events.follow: one thread per engine, each reconnected with a backoff when its
+    stream ends or fails, asked ``since`` its last event). ``facts_by`` ({name: facts} of the
+    engines answering) follows each engine's state; a lost one and its return are emitted."""
+    def ask_info(name, member):
+        return docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
 
-
-def _events(engine, group, since):
-    """(engine name, client, event) from every engine's stream; one engine alone is read
-    here, several each in a daemon thread into one queue. The first stream that ends ends
-    this; one that fails raises EngineError naming the engine."""
-    def lost(name, exc):
-        if isinstance(exc, docker_engine.EngineError):
-            return exc
-        where = " (%s)" % name if len(group) > 1 else ""
-        return docker_engine.EngineError("lost the engine's event stream%s: %s" % (where, exc))
-
-    if len(group) == 1:
-        [(name, member)] = group
-        try:
-            for event in engine.container_events(member, since):
-                yield name, member, event
-        except Exception as exc:  # the SDK's stream errors (requests, socket, APIError)
-            raise lost(name, exc) from None
-        return
-    queue = _queue.Queue()
-
-    def pump(name, member):
-        try:
-            for event in engine.container_events(member, since):
-                queue.put((name, member, event))
-            queue.put((name, member, _ENDED))
-        except Exception as exc:  # handed to the reading side, which raises it
-            queue.put((name, member, exc))
-
-    for name, member in group:
-        threading.Thread(target=pump, args=(name, member), name="sandboxguard-events-%s" % name, daemon=True).start()
-    while True:
-        name, member, item = queue.get()
-        if item is _ENDED:
-            return
-        if isinstance(item, Exception):
-            raise lost(name, item) from None
-        yield name, member, item
+    if isinstance(client, docker_engine.Engines):
+        entries = [(m.name, m.url, m.client, m.name in facts_by) for m in client.members]
+        entries += [(s.get("name") or docker_engine.url_name(s["url"]), s["url"], engine_events.UNCONNECTED, False)
+                    for s in client.skipped]
+    else:
+        entries = [(name, getattr(member, "url", None), member, name in facts_by)
+                   for name, member in docker_engine.members(client)]
+    said = {}
+    for name, member, item in engine_events.follow(entries, engine, since, ask_info, stop):
+        if not isinstance(item, engine_events.Status):
+            yield name, member, item
+        elif item.kind == "ready":
+            facts_by[name] = item.facts
+            if said.pop(name, None) is not None:
+                emit({"event": "engine-back", "engine": name, "url": item.url})
+        else:
+            facts_by.pop(name, None)
+            if said.get(name) != item.error:  # once per new error, not at every retry
+                said[name] = item.error
+                emit({"event": "engine-lost", "engine": name, "url": item.url, "error": item.error,
+                      "retry_in": item.retry_in})
 
 
 def _on_event(client, name, member, event, known, usable, refused, facts, emit, engine, options):

@@ -79,43 +79,56 @@ def _error(op, path, error):
 
 def engine_targets(docker=DEFAULT_DOCKER_MODE, docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roots=(),
                    timeout=DEFAULT_ENGINE_TIMEOUT_S):
-    """Ask the Docker engine which bind mounts are in scope (touches the engine, read-only).
+    """Ask the engines which bind mounts are in scope (touches the engines, read-only).
 
-    Returns dict: answered (bool), reason (why not, or None), targets (realpaths), error
-    (True when *docker* is ``always`` and the engine did not answer); when one answered, also
-    engine (its facts), engines (the name of each engine asked: ``auto`` asks every engine
-    present, Docker's and Podman's) and warnings (engines that did not answer, rootless ones).
+    Returns dict: answered (bool: at least one engine answered), reason (why not, or the
+    engines that failed, or None), targets (realpaths, from every engine that answered),
+    error (True when an engine socket present could not be asked, or *docker* is ``always``
+    and none is there: an engine the audit could not ask is an error of the host, never
+    clean), engines ([{name, url, kind, error}] of every engine considered: ``auto`` asks
+    each socket present on its own); when one answered, also engine (the facts) and
+    warnings (engines that did not answer, rootless ones).
     """
     if docker == "never":
-        return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False}
+        return {"answered": False, "reason": "not asked (docker: never)", "targets": [], "error": False,
+                "engines": []}
     engine_present = any((docker_host, os.environ.get("DOCKER_HOST"), os.path.exists(DEFAULT_ENGINE_SOCKET),
                           os.path.exists(PODMAN_ENGINE_SOCKET), glob.glob(defaults.ROOTLESS_PODMAN_SOCKETS)))
     if not engine_present:
-        # no engine to ask: answer before importing the Docker SDK (its import alone is a
-        # noticeable part of a module run, on every host of a fleet)
+        # no engine to ask: answer before compiling the engine client on the host
         return {"answered": False, "reason": "no container engine: %s and %s do not exist and DOCKER_HOST is unset"
-                % (DEFAULT_ENGINE_SOCKET, PODMAN_ENGINE_SOCKET), "targets": [], "error": docker == "always"}
+                % (DEFAULT_ENGINE_SOCKET, PODMAN_ENGINE_SOCKET), "targets": [], "error": docker == "always",
+                "engines": []}
     from .. import docker_engine  # noqa: PLC0415 - the engine is optional
 
     try:
-        # auto: every engine present (Docker's and Podman's sockets), not only the first
-        client = docker_engine.connect_engines(docker_host or None, timeout=timeout)
+        # auto: every engine present (Docker's and Podman's sockets), each asked on its own
+        client = docker_engine.engines_present(docker_host or None, timeout=timeout)
     except docker_engine.EngineError as exc:
-        return {"answered": False, "reason": str(exc), "targets": [], "error": docker == "always"}
+        return {"answered": False, "reason": str(exc), "targets": [], "error": docker == "always", "engines": []}
+    if not len(client):
+        # sockets are there and none answered: an engine the audit could not ask is an error, never clean
+        rows = client.report()
+        return {"answered": False, "reason": "no engine answered: %s" % _failed_engines(rows), "targets": [],
+                "error": True, "engines": rows, "warnings": list(client.warnings)}
     from .. import sweep  # noqa: PLC0415 - compiled on the host only when an engine answers
 
     try:
         info = sweep.mounts_info(client, list(hermes_homes), sandbox_dir, list(extra_roots))
-    except Exception as exc:  # the engine's own errors
-        return {"answered": False, "reason": "the engine answered with an error: %s" % exc, "targets": [],
-                "error": True}
+    except docker_engine.EngineError as exc:  # every engine failed after it answered
+        return {"answered": False, "reason": "the engines answered with errors: %s" % exc, "targets": [],
+                "error": True, "engines": client.report(), "warnings": list(client.warnings)}
     finally:
-        close = getattr(client, "close", None)
-        if close is not None:
-            close()
-    return {"answered": True, "reason": None, "targets": [t["realpath"] for t in info["targets"]],
-            "error": False, "engine": info["engine"], "engines": [f["name"] for f in info["engine"]["engines"]],
+        client.close()
+    failed = _failed_engines(info["engines"])
+    return {"answered": True, "reason": failed or None, "targets": [t["realpath"] for t in info["targets"]],
+            "error": bool(failed), "engine": info["engine"], "engines": info["engines"],
             "warnings": list(info["warnings"])}
+
+
+def _failed_engines(rows):
+    """One line naming each engine of ``rows`` ({name, url, kind, error}) that failed, and why."""
+    return "; ".join("engine %s (%s): %s" % (r["name"], r["url"], r["error"]) for r in rows if r["error"])
 
 
 def _candidate_roots(paths, hermes_homes, sandbox_dir, providers=()):
@@ -195,7 +208,10 @@ def privileged_scope(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT
     candidates += [(target, "docker") for target in engine["targets"]]
     walk, absent, errors = walk_roots(candidates, refused)
     warnings = list(engine.get("warnings", []))
-    if engine["error"]:
+    failed = [row for row in engine.get("engines", ()) if row.get("error")]
+    for row in failed:  # each engine that could not be asked is an error of the host, the others' targets stand
+        errors.append(_error("engine", row["url"] or row["name"], "engine %s: %s" % (row["name"], row["error"])))
+    if engine["error"] and not failed:
         errors.append(_error("engine", docker_host or "docker", engine["reason"]))
     elif not engine["answered"] and docker != "never":
         warnings.append("Docker sandboxes were not asked for: %s" % engine["reason"])

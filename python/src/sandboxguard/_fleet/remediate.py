@@ -194,9 +194,14 @@ def _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner,
     if scope is None:
         return _skipped("sandboxes", dry_run, audit.NOTHING_GIVEN)
     engine = scope["engine"]
-    if engine["error"]:
-        section = _section("sandboxes", dry_run)
-        envelope.add_error(section, docker_host or "docker", "engine", engine["reason"])
+    if engine["error"] and not engine["answered"]:
+        section = _section("sandboxes", dry_run, engines=list(engine.get("engines") or ()))
+        failed = [row for row in engine.get("engines") or () if row.get("error")]
+        for row in failed:
+            envelope.add_error(section, row["url"] or row["name"], "engine", "engine %s: %s" % (row["name"],
+                                                                                             row["error"]))
+        if not failed:
+            envelope.add_error(section, docker_host or "docker", "engine", engine["reason"])
         return _verdict(section)
     if not engine["answered"]:
         return _skipped("sandboxes", dry_run, "no Docker engine answered: %s" % engine["reason"])
@@ -206,7 +211,8 @@ def _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner,
 
     section = _section("sandboxes", dry_run)
     try:
-        # every engine present (auto), as the audit's scope asked them
+        # every engine present (auto), as the audit's scope asked them; one that fails is an
+        # error of this fix (sweep's ``engines``), the healthy ones' sandboxes are swept
         client = docker_engine.connect_engines(docker_host or None, timeout=audit.DEFAULT_ENGINE_TIMEOUT_S)
     except docker_engine.EngineError as exc:
         return _raised(section, exc)

@@ -46,27 +46,29 @@ def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roo
     roots that lie on another filesystem than their root (a filesystem mark covers one
     filesystem). The scope rule is the sweep's (sandboxes.scope_containers: realpath below
     a root of scope.derive); the engine only tells which directories are mounted, it never
-    adds a root of its own. Returns {"roots": [[path, why]]}, or {"error": why} with no SDK
-    or no engine."""
+    adds a root of its own. Returns {"roots": [[path, why]], "engines": [{name, url, kind,
+    error}]}: each engine asked on its own (docker_engine.survey), the healthy ones' mounts
+    kept when another fails; ``error`` (one line) too when no engine answered at all."""
     def ask():
-        from .. import docker_engine  # noqa: PLC0415 - the SDK only when an engine is asked
+        from .. import docker_engine  # noqa: PLC0415 - compiled only when an engine is asked
 
         usable = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)["roots"]
         if not usable:
             return {"roots": []}
-        try:
-            engines = docker_engine.connect_engines(docker_host, timeout=10)  # every engine present (auto)
-            inspects = [doc for _name, client in engines
-                        for doc in docker_engine.inspect_containers(client, None, False)]
-        except Exception as exc:  # no SDK, no engine, an engine gone: the host-derived roots stay
-            return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
+        entries = docker_engine.survey(docker_host, None, False, docker_engine.DEFAULT_TIMEOUT_S)
+        engines = docker_engine.report_of(entries)
+        answered = [e for e in entries if e["error"] is None]
+        if not answered:  # no engine, or none answered: the host-derived roots stay
+            why = "; ".join("%s: %s" % (e["name"], e["error"]) for e in entries) or "no container engine here"
+            return {"error": why, "roots": [], "engines": engines}
+        inspects = [doc for entry in answered for doc in entry["containers"]]
         targets = sandboxes.scope_containers(inspects, usable, os.path.realpath, sandboxes.path_kind)[1]
         roots = []
         for target in targets:
             if _dev(target["realpath"]) not in (None, _dev(target["root"])):
                 roots.append([target["realpath"], "bind mount of %s (another filesystem)" % ", ".join(
                     c[:12] for c in target["containers"][:3])])
-        return {"roots": roots}
+        return {"roots": roots, "engines": engines}
     return ask
 
 

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard sweep` and `sandboxguard watch`: Docker sandboxes, now and on container stop."""
 import os
+import signal
+import threading
 
 from sandboxguard import docker_engine, owners
 from sandboxguard import sweep as sweepmod
@@ -58,9 +60,11 @@ def register(subparsers):
 
     watch = subparsers.add_parser(
         "watch", help="sweep a container's sandbox mounts as soon as it stops or dies (Docker events)",
-        description="Follow the engine's events and sweep a container's in-scope mounts when it stops or dies. "
-                    "Prints one JSON line per sweep. Runs until interrupted; exits 1 when the engine goes away "
-                    "(run it under systemd with Restart=on-failure).")
+        description="Follow the engines' events and sweep a container's in-scope mounts when it stops or dies. "
+                    "Prints one JSON line per sweep. An engine whose stream ends or fails is asked again with a "
+                    "backoff (engine-lost, engine-back lines), and what stopped meanwhile is swept when it comes "
+                    "back; the other engines go on. Runs until SIGTERM or SIGINT (exit 0); exits 1 only when no "
+                    "engine socket is there at all.")
     _scope_args(watch)
     watch.set_defaults(func=run_watch)
 
@@ -72,9 +76,13 @@ def _homes(args):
     return [env] if env else [os.path.join(os.path.expanduser("~"), ".hermes")]
 
 
-def _connect(args):
+def _connect(args, watching=False):
+    """The engines (each asked on its own); None, with the error said, when none can be used.
+    The watcher keeps an engine that did not answer yet: it asks it again later."""
     try:
-        return docker_engine.connect_engines(args.docker_host)
+        if watching:
+            return docker_engine.engines_present(args.docker_host, docker_engine.DEFAULT_TIMEOUT_S)
+        return docker_engine.connect_engines(args.docker_host, docker_engine.DEFAULT_TIMEOUT_S)
     except docker_engine.EngineError as exc:
         output.error_line("sandboxguard %s" % args.command, str(exc))
         return None
@@ -102,6 +110,10 @@ def print_human(result, out):
     engine = result["engine"]
     if engine["reason"]:
         out.write("engine: %s\n" % one_line(engine["reason"]))
+    for row in result.get("engines") or ():
+        if row["error"]:
+            out.write("engine %s (%s) not asked: %s\n" % (one_line(row["name"]), one_line(row["url"] or "-"),
+                                                          one_line(row["error"])))
     for root in result["root_sources"]:
         out.write("root: %s (%s)\n" % (escape(root["realpath"]), one_line(root["source"])))
     for refused in result["refused_roots"]:
@@ -141,20 +153,25 @@ def _print_event(event):
         output.error_line("sandboxguard watch", "refused root %s: %s" % (escape(item["path"]), item["reason"]))
     for warning in event.get("warnings", ()):
         output.warning_line(warning, flush=True)
+    if event.get("event") == "engine-lost":
+        output.warning_line("engine %s (%s): %s; asked again in %g s" % (
+            event["engine"], event["url"], event["error"], event["retry_in"]), flush=True)
 
 
 def run_watch(args):
     _check(args)
-    client = _connect(args)
+    client = _connect(args, watching=True)
     if client is None:
         return EXIT_FINDINGS
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         sweepmod.watch(client, _homes(args), args.sandbox_dir, args.root, method=args.method, image=args.image,
                        owner=_owner(args.owner), budget_per_step=args.budget_per_step, chown=not args.no_chown,
-                       emit=_print_event, providers=runner_options.providers(args))
+                       emit=_print_event, providers=runner_options.providers(args), stop=stop)
     except KeyboardInterrupt:
         return EXIT_OK
-    except docker_engine.EngineError as exc:
-        output.error_line("sandboxguard watch", str(exc))
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS  # the engine closed the stream: let systemd restart us
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return EXIT_OK  # asked to stop: an engine's stream ending never ends the watcher
