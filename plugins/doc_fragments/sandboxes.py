@@ -85,7 +85,7 @@ notes:
     are not swept. Rootless Podman maps container root to the user who runs it, so its engine is named
     C(podman-rootless-<uid>), reported in a warning, and treated as rootless.
 requirements:
-  - Python (>= 3.9) on the target, its standard library alone: the engines are asked with the collection's own
+  - Python (>= 3.9) on the target, its standard library alone; the engines are asked with the collection's own
     Engine API client (no Docker SDK).
 """
 

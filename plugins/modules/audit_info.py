@@ -156,7 +156,7 @@ options:
     type: int
     default: 20
 notes:
-  - Reading every file needs root (C(become)). The engines are asked with the library's own client (no Docker SDK):
+  - Reading every file needs root (C(become)). The engines are asked with the library's own client (no Docker SDK),
     each socket on its own, with a deadline; one that cannot be asked is an error of the host (never clean), and
     the other engines' sandboxes are still walked.
   - The role R(sandboxguard.boundary.boundary_audit,ansible_collections.sandboxguard.boundary.boundary_audit_role)
