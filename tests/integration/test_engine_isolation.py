@@ -66,6 +66,7 @@ class BadEngine:
         entry = pwd.getpwnam(self.user)
         self.uid, self.gid = entry.pw_uid, entry.pw_gid
         self.runtime = "/run/user/%d" % self.uid
+        self.made_run_user = not os.path.isdir("/run/user")  # no logind here: the tests make it
         os.makedirs("/run/user", mode=0o755, exist_ok=True)
         os.mkdir(self.runtime, 0o700)  # what logind makes at login: the user's own
         os.chown(self.runtime, self.uid, self.gid)
@@ -98,6 +99,11 @@ class BadEngine:
                 self.proc.wait()
         shutil.rmtree(self.runtime, ignore_errors=True)
         subprocess.run(["userdel", self.user], check=False, capture_output=True)
+        if self.made_run_user:
+            try:
+                os.rmdir("/run/user")
+            except OSError:  # another user's runtime directory appeared meanwhile
+                pass
 
 
 @pytest.fixture(scope="module")

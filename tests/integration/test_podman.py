@@ -260,7 +260,8 @@ def test_the_audit_asks_podman_and_finds_the_shell_and_is_clean_after_the_sweep(
     shell = run_attack(pclient, name("audit_%s" % how.replace("-", "")), hermes["ws"])
     found = audit.check_privileged_files(hermes_homes=[hermes["home"]], docker="always", docker_host=url)
     assert found["status"] == "findings" and found["engine"]["answered"] is True
-    assert found["engine"]["engines"] == (["podman"] if url else ["docker", "podman"])
+    assert [e["name"] for e in found["engine"]["engines"]] == (["podman"] if url else ["docker", "podman"])
+    assert all(e["error"] is None for e in found["engine"]["engines"])
     assert os.path.realpath(hermes["ws"]) in found["engine"]["targets"]
     assert shell in [f["path"] for f in found["findings"]]
     proc = run_cli("sweep", "--hermes-home", hermes["home"], *(["--docker-host", url] if url else []), "--json",

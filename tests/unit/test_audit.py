@@ -72,6 +72,43 @@ def test_an_engine_asked_for_that_does_not_answer_is_an_error(hermes):
     assert result["status"] == "error" and "127.0.0.1:1" in result["reason"]
 
 
+BAD_ROW = {"name": "podman-rootless-1001", "url": "unix:///run/user/1001/podman/podman.sock", "kind": None,
+           "error": "GET /info: HTTP 500: fake engine"}
+GOOD_ROW = {"name": "docker", "url": "unix:///var/run/docker.sock", "kind": "docker", "error": None}
+
+
+def test_an_engine_the_audit_could_not_ask_is_an_error_of_the_host_and_the_others_targets_are_walked(hermes, tmp_path):
+    """Issue 26: a user's engine that fails is that engine's error; the healthy engine's targets are walked."""
+    mounted = tmp_path / "mounted"
+    mounted.mkdir()
+    (mounted / "suid").write_text("x")
+    os.chmod(mounted / "suid", 0o4755)
+    engine = {"answered": True, "reason": "engine podman-rootless-1001: HTTP 500", "targets": [str(mounted)],
+              "error": True, "engines": [GOOD_ROW, BAD_ROW]}
+    result = audit.check_privileged_files(paths=[str(mounted)], engine=engine)
+    assert result["status"] == "findings" and [f["path"] for f in result["findings"]] == [str(mounted / "suid")]
+    [error] = [e for e in result["errors"] if e["op"] == "engine"]
+    assert error["path"] == BAD_ROW["url"] and "podman-rootless-1001" in error["error"] and "HTTP 500" in error["error"]
+    assert result["engine"]["engines"] == [GOOD_ROW, BAD_ROW]
+    os.chmod(mounted / "suid", 0o755)  # nothing found: still never clean
+    result = audit.check_privileged_files(paths=[str(mounted)], engine=engine)
+    assert result["status"] == "error" and "HTTP 500" in result["reason"]
+
+
+def test_engine_sockets_present_that_none_answer_are_an_error_even_in_auto(monkeypatch, tmp_path):
+    """1.1.0 warned and called the host clean; an engine the audit could not ask is an error."""
+    from sandboxguard import docker_engine
+
+    sock = tmp_path / "docker.sock"
+    sock.write_text("")  # present, not a socket: refused
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(audit, "DEFAULT_ENGINE_SOCKET", str(sock))
+    monkeypatch.setattr(docker_engine, "engine_urls", lambda base_url=None, **kw: ["unix://%s" % sock])
+    found = audit.engine_targets("auto")
+    assert found["error"] is True and found["answered"] is False
+    assert "not a socket" in found["engines"][0]["error"]
+
+
 def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes):
     result = audit.check_privileged_files(hermes_homes=[str(hermes)], engine=NO_ENGINE)
     assert result["engine"]["answered"] is False and "no engine here" in result["warnings"][0]

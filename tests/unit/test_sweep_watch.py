@@ -438,3 +438,28 @@ def test_a_socket_under_run_user_is_that_users_even_when_it_claims_to_be_a_rootf
                                             "DockerRootDir": "/var/lib/docker/0.0"})
     facts = sweep._group_facts([docker_engine.facts_of(group, member.name, claimed)])
     assert facts["rootless"] is True and sweep._chown_from(facts) == ()
+
+
+class OneBad(TwoEngines):
+    """TwoEngines whose podman answers its info with an HTTP 500 (issue 26's first fake engine)."""
+
+    def engine_info(self, client):
+        if client == "podman":
+            raise docker_engine.EngineError("engine unix:///run/sg-podman.sock: GET /info: HTTP 500: boom")
+        return super().engine_info(client)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ownership return needs root")
+def test_one_engines_error_is_its_own_and_the_healthy_engines_sandboxes_are_swept(two):
+    engine = OneBad({"docker": ({"d1": _doc("d1", two["ws"])}, []), "podman": ({"p1": _doc("p1", two["ws2"])}, [])})
+    group = _group("docker", "podman")
+    result = sweep.sweep(group, [two["home"]], names=None, engine=engine)
+    assert [(r["name"], bool(r["error"])) for r in result["engines"]] == [("docker", False), ("podman", True)]
+    [error] = [e for e in result["errors"] if e["op"] == "engine"]
+    assert error["path"] == "unix:///run/sg-podman.sock" and "HTTP 500" in error["error"]
+    assert result["complete"] is False
+    assert {c["id"] for c in result["containers"]} == {"d1"}
+    assert stat.S_IMODE(os.lstat(two["tool"]).st_mode) == 0o755  # docker's sandbox swept in the same call
+    # a lone client has nothing to fall back on: its error is raised, as before
+    with pytest.raises(docker_engine.EngineError, match="HTTP 500"):
+        sweep.mounts_info("podman", [two["home"]], engine=engine)
