@@ -3,13 +3,14 @@
 """Watchers outlive a stream (issue 26, item 3): one engine's stream ending or failing never
 ends another's; the failed one is asked again with a capped backoff, since the last event it
 sent, and the events it replays are handed on once; nothing but ``stop`` ends the watch."""
+import os
 import threading
 import time
 
 import pytest
 from sandboxguard import docker_engine, sweep
 from sandboxguard._privileged import engine_events
-from test_sweep_watch import AGENT, _doc, _group, sandbox  # noqa: F401  # pylint: disable=unused-import  # fixture
+from test_sweep_watch import AGENT, _doc, _group
 
 
 class Streams:
@@ -45,6 +46,17 @@ class Streams:
             self.stop.wait(30)
             return
         yield from item
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    """A HERMES_HOME with one task's workspace (owned by the agent, as Hermes makes it)."""
+    home = tmp_path / "hermes"
+    ws = home / "sandboxes" / "docker" / "task1" / "workspace"
+    ws.mkdir(parents=True)
+    if os.geteuid() == 0:
+        os.chown(str(home / "sandboxes"), *AGENT)
+    return {"home": str(home), "ws": str(ws)}
 
 
 @pytest.fixture(autouse=True)
@@ -150,4 +162,3 @@ def test_event_time_reads_nanoseconds_then_seconds():
     assert engine_events.event_time({"timeNano": 5, "time": 9}) == 5
     assert engine_events.event_time({"time": 2}) == 2_000_000_000
     assert engine_events.event_time({"time": "x", "timeNano": True}) is None
-    assert AGENT  # the sandbox fixture's owner
