@@ -24,6 +24,7 @@ NOT_INPUT = {
     "engine_http.EngineError": "an engine did not answer, or answered garbage (a RuntimeError; docker_engine's)",
     "engine_http.APIError": "an engine answered with an HTTP error (an EngineError)",
     "engine_http.NotFound": "an engine knows no such container (an APIError)",
+    "engine_http.SocketRefused": "an engine socket that fails the ownership rule, not asked (an EngineError)",
     "docker_engine.SDKMissing": "kept importable for compatibility, never raised (an EngineError)",
     "fanotify.FanotifyUnavailable": "the kernel cannot do it (an OSError)",
     "fileops.ChangedUnderUs": "a race: the file changed while it was being fixed",

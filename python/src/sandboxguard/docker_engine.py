@@ -27,7 +27,7 @@ import threading
 import time
 
 from ._core import defaults, engine_api, engine_http
-from ._core.engine_api import APIError, EngineError, NotFound  # noqa: F401  # pylint: disable=unused-import  # the engine errors, named here (the public name)
+from ._core.engine_api import APIError, EngineError, NotFound, SocketRefused  # noqa: F401  # pylint: disable=unused-import  # the engine errors, named here (the public name)
 from ._core.text import one_line
 
 DOCKER_SOCKET = defaults.DOCKER_SOCKET
@@ -56,6 +56,8 @@ def connect(base_url=None, timeout=60):
         client = engine_api.Client(url, timeout)
         client.ping()
         client.version()
+    except SocketRefused:  # its own words say why and what the rule is
+        raise
     except EngineError as exc:
         raise EngineError("cannot reach the engine at %s: %s (is dockerd or podman.socket running? check "
                           "DOCKER_HOST)" % (one_line(url), _without_url(exc, url))) from None
@@ -447,6 +449,7 @@ def report_of(entries):
 
 # --- the container method's disposable container -------------------------------------------
 
+CONTAINER_CALL_TIMEOUT_S = 60.0  # create, start, logs, kill, remove of the disposable container: a busy engine
 HARDENED_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LD_PRELOAD": "", "LD_LIBRARY_PATH": "", "LD_AUDIT": "",
                 "ENV": "", "BASH_ENV": "", "IFS": " \t\n"}
 
@@ -478,21 +481,22 @@ def run_disposable(client, image, script, args, binds, timeout, user="0:0"):
     host to parse), stderr (str), timed_out (bool). Raises EngineError when the engine
     cannot create, start or read it.
     """
-    cid = client.create_container(disposable_config(image, script, args, binds, user))
+    calls = CONTAINER_CALL_TIMEOUT_S
+    cid = client.create_container(disposable_config(image, script, args, binds, user), timeout=calls)
     timed_out = False
     try:
-        client.start(cid)
+        client.start(cid, timeout=calls)
         try:
             exit_code = client.wait(cid, timeout or 0)
         except EngineError:  # the step outlived its budget (the wait's deadline), or the engine failed it
             timed_out = True
             exit_code = None
             try:
-                client.kill(cid)
+                client.kill(cid, timeout=calls)
             except EngineError:  # it may have exited meanwhile; removal below is what matters
                 pass
-        stdout, stderr, both = client.logs(cid)
+        stdout, stderr, both = client.logs(cid, timeout=calls)
     finally:
-        client.remove_container(cid, force=True)
+        client.remove_container(cid, force=True, timeout=calls)
     return {"exit_code": exit_code, "output": both.decode("utf-8", "replace"), "stdout": stdout,
             "stderr": stderr.decode("utf-8", "replace"), "timed_out": timed_out}

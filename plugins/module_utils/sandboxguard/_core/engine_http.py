@@ -57,6 +57,14 @@ class NotFound(APIError):
     """HTTP 404: no such container (or endpoint)."""
 
 
+class SocketRefused(EngineError):
+    """A unix socket that fails the rule of :func:`open_socket`: not asked at all."""
+
+
+SOCKET_RULE = ("an engine socket is asked only when it and every directory above it belong to root or to the user "
+               "whose runtime directory (/run/user/<uid>) holds it, and no directory is writable by others")
+
+
 def _clip(text, limit=300):
     text = one_line(text)
     return text if len(text) <= limit else text[:limit] + "..."
@@ -168,7 +176,7 @@ def runtime_uid(path):
 
 
 def _refuse(path, why):
-    return EngineError("engine socket %s: not asked: %s" % (escape(path), why))
+    return SocketRefused("engine socket %s: not asked: %s (%s)" % (escape(path), why, SOCKET_RULE))
 
 
 def _owner_ok(st, owners, what, path):

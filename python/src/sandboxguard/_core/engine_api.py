@@ -19,7 +19,7 @@ import time
 from urllib.parse import quote, urlencode
 
 from . import engine_http
-from .engine_http import APIError, EngineError, NotFound  # noqa: F401  # pylint: disable=unused-import  # the one error type, named here too
+from .engine_http import APIError, EngineError, NotFound, SocketRefused  # noqa: F401  # pylint: disable=unused-import  # the one error type, named here too
 from .text import escape
 
 API_VERSION = "1.52"  # the newest this client speaks: Docker Engine 29
@@ -207,12 +207,12 @@ class Client:
         return EventStream(response)
 
     # -- a disposable container ------------------------------------------------------------
-    def create_container(self, config, name=None):
+    def create_container(self, config, name=None, timeout=None):
         """The id of a container created from ``config`` (the API's create body)."""
-        return self.call("POST", "/containers/create", {"name": name}, config, key="Id")["Id"]
+        return self.call("POST", "/containers/create", {"name": name}, config, key="Id", timeout=timeout)["Id"]
 
-    def start(self, cid):
-        self.call("POST", "/containers/%s/start" % quote(cid, safe=""), expect=None)
+    def start(self, cid, timeout=None):
+        self.call("POST", "/containers/%s/start" % quote(cid, safe=""), expect=None, timeout=timeout)
 
     def wait(self, cid, timeout):
         """The container's exit code once it stops; EngineError (from the deadline) when it
@@ -224,17 +224,19 @@ class Client:
             raise EngineError("engine %s: wait: the answer has no exit code" % escape(self.url))
         return code
 
-    def logs(self, cid, limit=MAX_LOG_BYTES):
+    def logs(self, cid, limit=MAX_LOG_BYTES, timeout=None):
         """(stdout, stderr, both) of a non-TTY container, exact bytes (demux)."""
         data = self.call("GET", "/containers/%s/logs" % quote(cid, safe=""),
-                         {"stdout": "1", "stderr": "1", "follow": "0", "timestamps": "0"}, expect=None, limit=limit)
+                         {"stdout": "1", "stderr": "1", "follow": "0", "timestamps": "0"}, expect=None, limit=limit,
+                         timeout=timeout)
         return demux(data, "engine %s: logs of %s" % (escape(self.url), escape(cid[:12])))
 
-    def kill(self, cid):
-        self.call("POST", "/containers/%s/kill" % quote(cid, safe=""), expect=None)
+    def kill(self, cid, timeout=None):
+        self.call("POST", "/containers/%s/kill" % quote(cid, safe=""), expect=None, timeout=timeout)
 
-    def remove_container(self, cid, force=True):
-        self.call("DELETE", "/containers/%s" % quote(cid, safe=""), {"force": "1" if force else "0"}, expect=None)
+    def remove_container(self, cid, force=True, timeout=None):
+        self.call("DELETE", "/containers/%s" % quote(cid, safe=""), {"force": "1" if force else "0"}, expect=None,
+                  timeout=timeout)
 
     # -- exec (the docker fetch transport) -------------------------------------------------
     def exec_create(self, container, argv, user=""):
