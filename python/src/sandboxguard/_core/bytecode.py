@@ -36,11 +36,11 @@ from importlib.util import MAGIC_NUMBER
 
 CACHE_DIR = "/var/cache/sandboxguard/bytecode"
 MAX_ENTRY_BYTES = 8 << 20
-_DIR = getattr(os, "O_PATH", 0o10000000) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # readable: atomicfile fsyncs the directory
 
 
 def open_cache_dir(path=CACHE_DIR, create=True):
-    """An O_PATH descriptor of ``path``, each component owned by root and writable by nobody
+    """A descriptor of the directory ``path``, each component owned by root and writable by nobody
     else, reached without following a link (missing ones made 0700 when ``create``); None
     when that cannot be (not root, a component that fails the check)."""
     if os.geteuid() != 0:
@@ -95,23 +95,15 @@ def load(dir_fd, name):
 
 
 def store(dir_fd, name, code):
-    """Write ``code`` as ``name`` below ``dir_fd`` (a new file, renamed into place); a failure
-    leaves nothing behind and is not an error (the cache is only an optimisation)."""
-    temp = ".%s.%d.tmp" % (name, os.getpid())
+    """Write ``code`` as ``name`` below ``dir_fd`` (atomicfile.write_at: a new file renamed into
+    place, root's, 0600); a failure leaves nothing behind and is not an error (the cache is
+    only an optimisation)."""
+    from . import atomicfile  # noqa: PLC0415 - on a miss only: a warm run imports nothing more
+
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                     dir_fd=dir_fd)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(marshal.dumps(code))
-        os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except OSError:
-        try:
-            os.unlink(temp, dir_fd=dir_fd)
-        except OSError:
-            pass
+        atomicfile.write_at(dir_fd, name, marshal.dumps(code), mode=0o600)
+    except (OSError, ValueError):
+        pass
 
 
 class _Loader:
