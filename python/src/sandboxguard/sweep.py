@@ -117,8 +117,8 @@ def _engines_into(result, client):
     result["engines"] = docker_engine.engines_report(client)
     for row in result["engines"]:
         if row["error"]:
-            envelope.add_error(result, row["url"] or row["name"], "engine", "engine %s: %s" % (row["name"],
-                                                                                             row["error"]))
+            text = "engine %s: %s" % (row["name"], row["error"])
+            envelope.add_error(result, row["url"] or row["name"], "engine", text)
             result["complete"] = False
     for warning in getattr(client, "warnings", ()):
         if warning not in result["warnings"]:

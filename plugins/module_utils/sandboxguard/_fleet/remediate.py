@@ -199,8 +199,8 @@ def _sandboxes_fix(scope, hermes_homes, sandbox_dir, docker, docker_host, owner,
         section = _section("sandboxes", dry_run, engines=list(engine.get("engines") or ()))
         failed = [row for row in engine.get("engines") or () if row.get("error")]
         for row in failed:
-            envelope.add_error(section, row["url"] or row["name"], "engine", "engine %s: %s" % (row["name"],
-                                                                                             row["error"]))
+            text = "engine %s: %s" % (row["name"], row["error"])
+            envelope.add_error(section, row["url"] or row["name"], "engine", text)
         if not failed:
             envelope.add_error(section, docker_host or "docker", "engine", engine["reason"])
         return _verdict(section)

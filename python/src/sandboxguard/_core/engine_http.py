@@ -220,8 +220,8 @@ def _descend(held, path, owners):
         st = os.fstat(fd)
         _owner_ok(st, owners, "directory %s" % escape(shown), path)
         if st.st_mode & _GROUP_OTHER_WRITE and not st.st_mode & stat.S_ISVTX:
-            raise _refuse(path, "directory %s is writable by others (mode %04o)" % (escape(shown),
-                                                                                     stat.S_IMODE(st.st_mode)))
+            mode = stat.S_IMODE(st.st_mode)
+            raise _refuse(path, "directory %s is writable by others (mode %04o)" % (escape(shown), mode))
         name = pending.pop()
         if name == "..":
             raise _refuse(path, "'..' in the socket's path")
@@ -233,8 +233,8 @@ def _descend(held, path, owners):
         if stat.S_ISLNK(entry.st_mode):
             links += 1
             if entry.st_uid != 0 or links > MAX_LINKS:
-                raise _refuse(path, "%s is a symlink %s" % (escape(here), "not owned by root" if entry.st_uid
-                                                             else "in a loop"))
+                why = "not owned by root" if entry.st_uid else "in a loop"
+                raise _refuse(path, "%s is a symlink %s" % (escape(here), why))
             target = os.readlink(name, dir_fd=fd)
             pending.extend([p for p in target.split("/") if p not in ("", ".")][::-1])
             if target.startswith("/"):
