@@ -33,7 +33,7 @@ class Request:
 
     def __init__(self, method, target, headers, body):
         self.method, self.headers, self.body = method, headers, body
-        self.path, _, self.query = target.partition("?")
+        self.path, _mark, self.query = target.partition("?")
 
     def endpoint(self):
         """The path without its /vX.Y prefix."""
@@ -120,7 +120,7 @@ class FakeEngine:
     def _accept(self):
         while not self.stopping.is_set():
             try:
-                conn, _ = self.server.accept()
+                conn, _address = self.server.accept()
             except OSError:
                 return
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
@@ -186,12 +186,12 @@ def _read_request(conn, limit=1 << 20):
         data += more
         if len(data) > limit:
             return None
-    head, _, rest = data.partition(b"\r\n\r\n")
+    head, _blank, rest = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     method, target, _version = lines[0].split(" ", 2)
     headers = {}
     for line in lines[1:]:
-        name, _, value = line.partition(":")
+        name, _colon, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     length = int(headers.get("content-length") or 0)
     while len(rest) < length:

@@ -151,7 +151,7 @@ def parse_url(url, tls=None):
 
 def _host_port(hostport, url):
     if hostport.startswith("["):
-        host, _, tail = hostport[1:].partition("]")
+        host, _bracket, tail = hostport[1:].partition("]")
         port = tail[1:] if tail.startswith(":") else ""
     elif hostport.count(":") == 1:
         host, port = hostport.split(":")
