@@ -196,3 +196,56 @@ def test_run_disposable_kills_and_removes_a_container_past_its_budget(tmp_path):
     assert result["timed_out"] is True and result["exit_code"] is None
     assert ("POST", "/containers/%s/kill" % ("d" * 64)) in fake.calls
     assert ("DELETE", "/containers/" + "d" * 64) in fake.calls
+
+
+# --- an engine's garbage is that engine's error ---------------------------------------------------
+
+@pytest.mark.parametrize("doc", [
+    {"Id": "g1", "Mounts": "zz"},
+    {"Id": "g1", "Mounts": [5]},
+    {"Id": "g1", "Mounts": [{"Type": "bind", "Source": 5, "Destination": "/w"}]},
+    {"Id": "g1", "Mounts": [{"Type": "bind", "Source": "/srv/x\0/y", "Destination": "/w"}]},
+    {"Id": "g1", "Mounts": [{"Type": "bind", "Source": "/srv/x", "Destination": "/w", "RW": "yes"}]},
+    {"Id": "g1", "Config": "a"},
+    {"Id": "g1", "Config": {"Labels": {"hermes-agent": 1}}},
+    {"Id": "g1", "Name": 5},
+    {"Id": "g1", "State": {"Status": ["x"]}},
+    {"Id": 5},
+    {"Id": ""},
+    ["not", "an", "object"],
+])
+def test_an_inspect_document_the_scope_cannot_read_is_the_engines_error(doc):
+    with pytest.raises(docker_engine.EngineError):
+        docker_engine.checked_inspect(doc)
+
+
+@pytest.mark.parametrize("info", [{"DockerRootDir": 5}, {"SecurityOptions": "name=rootless"}, {"OSType": ["linux"]},
+                                  {"SecurityOptions": [{"name": "userns"}]}, "text"])
+def test_an_info_the_facts_cannot_read_is_the_engines_error(info):
+    with pytest.raises(docker_engine.EngineError):
+        docker_engine.checked_info(info)
+
+
+def test_a_well_formed_document_passes_as_it_is():
+    assert docker_engine.checked_inspect(DOC) is DOC
+    assert docker_engine.checked_info({"OSType": "linux", "SecurityOptions": ["name=seccomp"]})
+
+
+def test_garbage_from_one_engine_leaves_the_others_sweep_alone(tmp_path):
+    from sandboxguard import sweep
+
+    home = tmp_path / "hermes"
+    ws = home / "sandboxes" / "docker" / "t1" / "workspace"
+    ws.mkdir(parents=True)
+    good_doc = dict(DOC, Mounts=[{"Type": "bind", "Source": str(ws), "Destination": "/w", "RW": True}])
+    good = FakeEngine(str(tmp_path / "good.sock"), "healthy", containers=[good_doc]).start()
+    bad = FakeEngine(str(tmp_path / "bad.sock"), "healthy", containers=[{"Id": "g" * 64, "Mounts": "zz"}]).start()
+    try:
+        group = docker_engine.connect_engines(urls=[good.url, bad.url], timeout=5)
+        info = sweep.mounts_info(group, [str(home)])
+    finally:
+        good.stop()
+        bad.stop()
+    rows = {row["url"]: row for row in info["engines"]}
+    assert rows[good.url]["error"] is None and "Mounts is not what the Engine API sends" in rows[bad.url]["error"]
+    assert [t["realpath"] for t in info["targets"]] == [str(ws)] and info["complete"] is False
