@@ -235,7 +235,21 @@ def test_the_watcher_keeps_sweeping_docker_containers_as_they_stop(bad, podman, 
 
 
 @pytest.mark.controller
-def test_the_sweep_module_on_a_python_without_the_docker_sdk_sweeps_docker_and_podman(
+def run_module(python, module, args):
+    """One module through ``ansible localhost`` with ``python`` as the target's interpreter."""
+    env = dict(no_docker_host(), ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-m",
+                           "sandboxguard.boundary." + module, "-a", json.dumps(args),
+                           "-e", "ansible_python_interpreter=%s" % python],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    assert not result.get("failed"), result.get("msg")
+    return result
+
+
+def test_the_modules_on_a_python_without_the_docker_sdk_audit_and_sweep_docker_and_podman(
         tmp_path, podman, sdk, psdk, hermes, containers):
     bad = BadEngine("info-500").start()
     try:
@@ -244,16 +258,14 @@ def test_the_sweep_module_on_a_python_without_the_docker_sdk_sweeps_docker_and_p
         assert subprocess.run([python, "-I", "-c", "import docker"], capture_output=True).returncode != 0
         docker_shell = run_attack(sdk, cname("module_d"), hermes["ws"][0])
         podman_shell = run_attack(psdk, cname("module_p"), hermes["ws"][1])
-        env = dict(no_docker_host(), ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
-                   ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-                   ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-        proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-m",
-                               "sandboxguard.boundary.sandbox_sweep", "-a",
-                               json.dumps({"hermes_home": [hermes["home"]]}),
-                               "-e", "ansible_python_interpreter=%s" % python],
-                              capture_output=True, text=True, env=env, timeout=300, check=False)
-        result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
-        assert not result.get("failed"), result.get("msg")
+        # the audit first: it finds both shells, and the engine it could not ask is an error of the host
+        audit_result = run_module(python, "audit_info", {"hermes_home": [hermes["home"]],
+                                                         "checks": ["privileged_files"]})
+        check = audit_result["record"]["checks"]["privileged_files"]
+        assert {docker_shell, podman_shell} <= {f["path"] for f in check["findings"]}
+        assert [e for e in check["errors"] if e["op"] == "engine" and e["path"] == bad.url]
+        assert audit_result["record"]["status"] != "clean"
+        result = run_module(python, "sandbox_sweep", {"hermes_home": [hermes["home"]]})
         assert_fixed(docker_shell)
         assert_fixed(podman_shell)
         swept = {s["path"] for s in result["sandboxes"]}
