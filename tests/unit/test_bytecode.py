@@ -56,15 +56,30 @@ def run(zip_path):
     return json.loads(out.stdout)
 
 
+def forget_this_library():
+    """Remove the cache entries of this checkout's library: the next run is a host's first."""
+    for here, dirs, names in os.walk(COPY):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name_ in names:
+            if name_.endswith(".py"):
+                with open(os.path.join(here, name_), "rb") as handle:
+                    entry = os.path.join(bytecode.CACHE_DIR, bytecode.entry_name(handle.read()))
+                if os.path.lexists(entry):
+                    os.unlink(entry)
+
+
 @root_only
 def test_the_second_run_from_a_zip_compiles_none_of_the_library(tmp_path):
-    first = run(payload(tmp_path, "one.zip"))
+    forget_this_library()
+    first = run(payload(tmp_path, "one.zip"))  # a cold cache: every module compiled and stored
     assert first["finder"] == "_Finder"
+    assert any(f.endswith("/sweep.py") for f in first["compiled"])
     again = run(payload(tmp_path, "two.zip"))  # another payload path, the same sources: AnsiballZ's next run
     library = [f for f in again["compiled"] if "/module_utils/sandboxguard/" in f]
     # only the package and the cache itself compile, before the cache can be used
     assert sorted({os.path.basename(os.path.dirname(f)) + "/" + os.path.basename(f) for f in library}) == [
-        "_core/__init__.py", "_core/bytecode.py", "sandboxguard/__init__.py"]
+        "_core/__init__.py", "_core/atomicfile.py", "_core/bytecode.py", "sandboxguard/__init__.py",
+        "sandboxguard/errors.py"]
     assert again["file"].startswith(str(tmp_path / "two.zip"))
     assert again["strip"].startswith(str(tmp_path / "two.zip"))  # tracebacks name this run's file
     key = bytecode.entry_name(open(os.path.join(COPY, "sweep.py"), "rb").read())
@@ -134,3 +149,16 @@ def test_an_entry_not_roots_alone_is_never_loaded(cache_dir):
 def test_the_entry_name_is_the_content_and_the_interpreter():
     assert bytecode.entry_name(b"a = 1") == bytecode.entry_name(b"a = 1")
     assert bytecode.entry_name(b"a = 1") != bytecode.entry_name(b"a = 2")
+
+
+@root_only
+def test_a_store_that_fails_in_any_way_never_fails_the_import(cache_dir, monkeypatch):
+    fd = bytecode.open_cache_dir(cache_dir)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("anything at all")
+
+    monkeypatch.setattr(bytecode.atomicfile, "write_at", broken)
+    bytecode.store(fd, "x", compile("x = 1", "x.py", "exec"))
+    assert os.listdir(cache_dir) == []
+    os.close(fd)

@@ -35,6 +35,10 @@ import zipimport
 from importlib.machinery import ModuleSpec
 from importlib.util import MAGIC_NUMBER
 
+# imported here, before the finder is installed: a store that imported it on a miss would load
+# it through the finder, whose miss would store it, importing it half-initialised
+from . import atomicfile
+
 CACHE_DIR = "/var/cache/sandboxguard/bytecode"
 MAX_ENTRY_BYTES = 8 << 20
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # readable: atomicfile fsyncs the directory
@@ -98,12 +102,10 @@ def load(dir_fd, name):
 def store(dir_fd, name, code):
     """Write ``code`` as ``name`` below ``dir_fd`` (atomicfile.write_at: a new file renamed into
     place, root's, 0600); a failure leaves nothing behind and is not an error (the cache is
-    only an optimisation)."""
-    from . import atomicfile  # noqa: PLC0415 - on a miss only: a warm run imports nothing more
-
+    only an optimisation: nothing it raises may fail the module)."""
     try:
         atomicfile.write_at(dir_fd, name, marshal.dumps(code), mode=0o600)
-    except (OSError, ValueError):
+    except Exception:  # noqa: S110  # pylint: disable=broad-except  # a full disk, a read-only /var: no cache
         pass
 
 
