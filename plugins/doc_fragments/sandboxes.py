@@ -67,7 +67,7 @@ options:
         module's environment, as the Docker CLI reads them.
       - Default (auto) asks every engine socket present, not only the first - C(DOCKER_HOST) when set,
         C(/var/run/docker.sock), C(/run/podman/podman.sock) and rootless Podman's
-        C(/run/user/<uid>/podman/podman.sock) - each on its own, in parallel, with a deadline (10 s) and a size cap.
+        C(/run/user/<uid>/podman/podman.sock) - each on its own, in parallel, each call within 10 s, all of an engine's within 60 s, answers size-capped.
       - An engine that does not answer, answers with an error or with garbage is reported in RV(engines) with its
         C(error) (and as an error of the result); the other engines' containers are still scoped and swept.
       - A unix socket is asked only when it is a socket and it and every directory above it belong to root or to

@@ -33,10 +33,12 @@ from ._core.text import one_line
 DOCKER_SOCKET = defaults.DOCKER_SOCKET
 PODMAN_SOCKET = defaults.PODMAN_SOCKET  # rootful Podman (podman.socket, podman system service)
 ROOTLESS_PODMAN_SOCKETS = defaults.ROOTLESS_PODMAN_SOCKETS  # one per user running rootless Podman
-# How long one engine may take to answer a whole survey (ping, version, info, the list and
-# every inspect), and each call of a connected client: a stuck or dribbling engine costs
-# the operation this much once (engines are asked in parallel), never more.
+# Each call to an engine ends within DEFAULT_TIMEOUT_S (a stuck or dribbling engine costs the
+# operation this much once: engines are asked in parallel), and everything one engine is asked
+# for an operation (ping, version, info, the list and every inspect) within SURVEY_DEADLINE_S,
+# room for a busy host's hundreds of containers, and a bound on an engine that lists endless ones.
 DEFAULT_TIMEOUT_S = 10.0
+SURVEY_DEADLINE_S = 60.0
 
 
 class SDKMissing(EngineError):
@@ -447,12 +449,13 @@ def inspect_containers(client, names=None, include_stopped=True):
 # --- each engine on its own ----------------------------------------------------------------
 
 def _survey_one(url, names, include_stopped, deadline):
-    """One engine's survey entry (see survey); never raises."""
+    """One engine's survey entry (see survey); never raises. Each call within DEFAULT_TIMEOUT_S
+    (or ``deadline`` when shorter), all of them within ``deadline``."""
     uid = rootless_uid(url)
     entry = {"name": url_name(url), "url": url, "kind": None, "version": None, "rootless_uid": uid,
              "error": None, "info": None, "containers": [], "missing": []}
     try:
-        client = engine_api.Client(url, deadline)
+        client = engine_api.Client(url, min(DEFAULT_TIMEOUT_S, deadline))
         with client.budget(deadline):
             client.ping()
             entry["kind"], entry["version"] = engine_kind(client)
@@ -472,10 +475,11 @@ def _survey_one(url, names, include_stopped, deadline):
     return entry
 
 
-def survey(base_url=None, names=None, include_stopped=True, deadline=DEFAULT_TIMEOUT_S):
+def survey(base_url=None, names=None, include_stopped=True, deadline=SURVEY_DEADLINE_S):
     """Ask every engine (``base_url``, or ``auto``: engine_urls) for its info and containers,
     each on its own, in parallel, each within ``deadline`` seconds overall (every call it
-    makes together). Touches the engines, read-only; never raises for an engine.
+    makes together; each call within DEFAULT_TIMEOUT_S). Touches the engines, read-only; never
+    raises for an engine.
 
     Returns one dict per engine socket considered, in engine_urls' order: ``name`` (by where
     it is: docker, podman, podman-rootless-<uid>; ``name@url`` when two share one), ``url``,

@@ -134,7 +134,7 @@ def _task_dirs(usable):
 
 def _ask_engines(client, engine, names, include_stopped):
     """(facts, inspects) of every engine of ``client`` (a group, or one client), each asked on
-    its own and in parallel within its client's timeout overall: ``facts`` one engine_facts
+    its own and in parallel (_budget: one deadline for all of an engine's calls): ``facts`` one engine_facts
     per engine that answered, ``inspects`` [(engine name, inspect document)] of every
     container of those, or of the ``names`` (each asked of every engine; NotFound naming it
     when none knows it). An engine whose answer fails is marked failed in the group and its
@@ -174,10 +174,12 @@ def _ask_engines(client, engine, names, include_stopped):
 
 
 def _budget(member):
-    """``with``: every call to one engine's client within its timeout, together (a fake client
-    of the tests has no budget: nothing)."""
+    """``with``: every call to one engine's client within docker_engine.SURVEY_DEADLINE_S (or its
+    own timeout when longer), together (a fake client of the tests has no budget: nothing)."""
     budget = getattr(member, "budget", None)
-    return budget(member.timeout) if budget is not None and getattr(member, "timeout", None) else _NoBudget()
+    if budget is None:
+        return _NoBudget()
+    return budget(max(getattr(member, "timeout", None) or 0, docker_engine.SURVEY_DEADLINE_S))
 
 
 class _NoBudget:

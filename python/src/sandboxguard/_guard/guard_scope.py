@@ -10,6 +10,8 @@ import os
 
 from .._privileged import sandboxes, scope
 
+ENGINE_SURVEY_S = 40.0  # all of one engine's answers for one query (each call: docker_engine.DEFAULT_TIMEOUT_S)
+
 
 def default_homes(hermes_homes=(), explicit=False, environ=None):
     """The Hermes homes the guard covers: those given; none when other roots are given
@@ -55,7 +57,8 @@ def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roo
         usable = scope.derive(hermes_homes, sandbox_dir, extra_roots, providers)["roots"]
         if not usable:
             return {"roots": []}
-        entries = docker_engine.survey(docker_host, None, False, docker_engine.DEFAULT_TIMEOUT_S)
+        # within the guard's own limit on a query (jobs.ENGINE_QUERY_TIMEOUT_S kills it after 60 s)
+        entries = docker_engine.survey(docker_host, None, False, ENGINE_SURVEY_S)
         engines = docker_engine.report_of(entries)
         answered = [e for e in entries if e["error"] is None]
         if not answered:  # no engine, or none answered: the host-derived roots stay
