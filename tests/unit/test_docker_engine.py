@@ -249,3 +249,13 @@ def test_garbage_from_one_engine_leaves_the_others_sweep_alone(tmp_path):
     rows = {row["url"]: row for row in info["engines"]}
     assert rows[good.url]["error"] is None and "Mounts is not what the Engine API sends" in rows[bad.url]["error"]
     assert [t["realpath"] for t in info["targets"]] == [str(ws)] and info["complete"] is False
+
+
+def test_a_survey_entry_on_a_users_socket_is_rootless_whatever_its_info_claims():
+    from sandboxguard._privileged import sandboxes
+
+    claimed = sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": ["name=userns"],
+                                      "DockerRootDir": "/var/lib/docker/0.0"})
+    facts = docker_engine.facts_for("podman-rootless-1001", "unix:///run/user/1001/podman/podman.sock", 1001, claimed)
+    assert facts["rootless"] is True and "uid 1001" in facts["reason"]
+    assert docker_engine.facts_for("docker", "unix:///var/run/docker.sock", None, claimed)["rootless"] is False

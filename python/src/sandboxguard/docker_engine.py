@@ -321,12 +321,19 @@ def fail_member(client, name, error):
 def facts_of(client, name, facts):
     """Engine facts (sandboxes.engine_facts) with the engine's ``name`` and ``url``; a
     rootless Podman socket's engine is rootless whatever its info says."""
-    facts = dict(facts, name=name, url=None)
     if isinstance(client, Engines):
         member = client.member(name)
-        facts["url"] = member.url
-        if member.rootless_uid is not None and not facts["rootless"]:
-            facts.update(rootless=True, reason=ROOTLESS_WARNING % (name, member.url, member.rootless_uid))
+        return facts_for(name, member.url, member.rootless_uid, facts)
+    return dict(facts, name=name, url=None)
+
+
+def facts_for(name, url, rootless_uid, facts):
+    """Engine facts (sandboxes.engine_facts of its info) with ``name`` and ``url`` (pure); an
+    engine on a rootless Podman socket (``rootless_uid``, a survey entry's) is rootless
+    whatever its info says: what its containers write is that user's."""
+    facts = dict(facts, name=name, url=url)
+    if rootless_uid is not None and not facts["rootless"]:
+        facts.update(rootless=True, reason=ROOTLESS_WARNING % (name, url, rootless_uid))
     return facts
 
 
@@ -488,6 +495,8 @@ def survey(base_url=None, names=None, include_stopped=True, deadline=SURVEY_DEAD
     or one line: refused socket, timeout, HTTP error, garbage), ``info`` (its /info dict, None
     on error), ``containers`` (inspect documents; [] on error) and ``missing`` (the
     ``names`` this engine does not know). [] when no engine socket is present at all.
+    An entry's engine facts: ``facts_for(e["name"], e["url"], e["rootless_uid"],
+    sandboxes.engine_facts(e["info"]))``; a client for the container method: ``connect(e["url"])``.
     """
     urls = engine_urls(base_url)
     names = list(names or ())
