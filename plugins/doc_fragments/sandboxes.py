@@ -63,9 +63,15 @@ options:
   docker_host:
     description:
       - The engine's URL, Docker's or rootful Podman's (C(unix:///run/podman/podman.sock)); only that engine is asked.
+      - C(unix:///path) or C(tcp://host:port); TLS from C(DOCKER_TLS_VERIFY), C(DOCKER_TLS) and C(DOCKER_CERT_PATH) in the
+        module's environment, as the Docker CLI reads them.
       - Default (auto) asks every engine socket present, not only the first - C(DOCKER_HOST) when set,
         C(/var/run/docker.sock), C(/run/podman/podman.sock) and rootless Podman's
-        C(/run/user/<uid>/podman/podman.sock) - and warns about one that does not answer.
+        C(/run/user/<uid>/podman/podman.sock) - each on its own, in parallel, each call within 10 s, all of an engine's within 60 s, answers size-capped.
+      - An engine that does not answer, answers with an error or with garbage is reported in RV(engines) with its
+        C(error) (and as an error of the result); the other engines' containers are still scoped and swept.
+      - A unix socket is asked only when it is a socket and it and every directory above it belong to root or to
+        the user whose runtime directory (C(/run/user/<uid>)) holds it; one that is not is reported, not asked.
     type: str
 notes:
   - A bind mount is in scope only when the realpath of its source lies below one of the roots the
@@ -79,8 +85,8 @@ notes:
     are not swept. Rootless Podman maps container root to the user who runs it, so its engine is named
     C(podman-rootless-<uid>), reported in a warning, and treated as rootless.
 requirements:
-  - The Docker SDK for Python on the target (Debian C(python3-docker), or C(pip install docker)); the
-    C(sandboxguard.boundary.sandbox_sweep) role installs it.
+  - Python (>= 3.9) on the target, its standard library alone; the engines are asked with the collection's own
+    Engine API client (no Docker SDK).
 """
 
     # Only the options the roots are derived from (nosuid_mount: the sweep's roots, no engine).

@@ -34,6 +34,7 @@ SANDBOX_ARGUMENT_SPEC = dict(
 
 def connect_or_fail(module):
     try:
-        return docker_engine.connect_engines(module.params["docker_host"])
+        # each engine asked on its own, DEFAULT_TIMEOUT_S overall per engine (a user's stuck socket: once)
+        return docker_engine.connect_engines(module.params["docker_host"], docker_engine.DEFAULT_TIMEOUT_S)
     except docker_engine.EngineError as exc:
         fail(module, str(exc))

@@ -176,7 +176,9 @@ options:
     type: int
     default: 20
 notes:
-  - Reading every file needs root (C(become)); the Docker engine needs the Docker SDK for Python on the host.
+  - Reading every file needs root (C(become)). The engines are asked with the library's own client (no Docker SDK),
+    each socket on its own, with a deadline; one that cannot be asked is an error of the host (never clean), and
+    the other engines' sandboxes are still walked.
   - The role R(sandboxguard.boundary.boundary_audit,ansible_collections.sandboxguard.boundary.boundary_audit_role)
     runs this module on every host and writes the reports.
 seealso:

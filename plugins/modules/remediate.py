@@ -146,7 +146,7 @@ options:
     type: path
     default: /var/lib/sandboxguard/quarantine
 notes:
-  - Needs root (C(become)). The C(sandboxes) fix needs the Docker SDK for Python on the host.
+  - Needs root (C(become)). The C(sandboxes) fix needs nothing but Python on the host (the library speaks the Engine API itself).
   - The playbook C(sandboxguard.boundary.remediate) runs this module once per host, then the bubblewrap role.
 seealso:
   - module: sandboxguard.boundary.audit_info

@@ -43,8 +43,8 @@ description:
     C(ansible.builtin.local), ...) and needs only a POSIX C(sh) with C(readlink), C(stat),
     C(head), C(base64), C(od), C(sed) and C(/proc) on the target (GNU coreutils or busybox).
     Python is not needed on the target.
-  - The same checks are available outside Ansible as C(sandboxguard fetch) (paramiko or the
-    Docker SDK) and as the library function C(sandboxguard.fetch.fetch).
+  - The same checks are available outside Ansible as C(sandboxguard fetch) (paramiko, or the
+    Engine API's exec for a container) and as the library function C(sandboxguard.fetch.fetch).
 extends_documentation_fragment:
   - sandboxguard.boundary.names
 author:

@@ -187,6 +187,31 @@ engine:
   description: Engine facts, as M(sandboxguard.boundary.sandbox_mounts_info) returns them.
   returned: always
   type: dict
+engines:
+  description:
+    - Every engine socket considered (C(auto) asks each one present, on its own), with its error when it could not
+      be asked (refused socket, timeout, HTTP error, an answer that is not the Engine API's). A failed engine is
+      also an error of the result (C(op) C(engine), C(path) its URL), and the result is not complete.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: C(docker), C(podman), C(podman-rootless-<uid>) (from where the socket is, never from what it says).
+      type: str
+      returned: always
+    url:
+      description: The engine's URL.
+      type: str
+      returned: always
+    kind:
+      description: C(docker) or C(podman) as it answered, or null when it never did.
+      type: str
+      returned: always
+    error:
+      description: null, or one line saying why this engine could not be asked.
+      type: str
+      returned: always
 targets:
   description: The in-scope directories.
   returned: always

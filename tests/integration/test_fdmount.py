@@ -243,7 +243,7 @@ def test_staged_cleans_what_a_dead_run_left_and_leaves_a_live_runs_alone(agent_d
 
 @pytest.fixture
 def client():
-    from sandboxguard import docker_engine  # the SDK is imported only when connecting
+    from sandboxguard import docker_engine
 
     return docker_engine.connect()
 

@@ -21,6 +21,7 @@ import sys
 import uuid
 
 import pytest
+from docker_sdk import sdk_client
 from sandboxguard import caps as capsmod
 from sandboxguard._core.text import escape, from_result
 
@@ -176,9 +177,8 @@ def engine_sandbox(base):
     """A Hermes home whose Docker sandbox (a stopped container's bind mount) holds what the
     container wrote there: a setuid shell and setuid files with every hostile name."""
     docker = pytest.importorskip("docker")
-    from sandboxguard import docker_engine
 
-    client = docker_engine.connect()
+    client = sdk_client()
     home = os.path.join(base, b"hermes")
     ws = os.path.join(home, b"sandboxes", b"docker", TASK.encode(), b"workspace")
     os.makedirs(ws)

@@ -17,6 +17,7 @@ import sys
 import time
 
 import pytest
+from docker_sdk import sdk_client
 from podman_fixtures import IMAGE, PREFIX, Podman, PodmanUnavailable
 from sandboxguard import docker_engine, sweep
 from sandboxguard._fleet import audit
@@ -47,7 +48,7 @@ def podman(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pclient(podman):
-    return docker_engine.connect(podman.url)
+    return sdk_client(podman.url)
 
 
 @pytest.fixture
@@ -144,7 +145,7 @@ def test_the_container_method_strips_on_the_podman_engine(podman, pclient, herme
 
 
 def test_auto_asks_docker_and_podman_and_names_each_containers_engine(podman, pclient, default_socket, hermes):
-    docker = docker_engine.connect()
+    docker = sdk_client()
     pod_shell = run_attack(pclient, name("auto"), hermes["ws"])
     try:
         docker_shell = run_attack(docker, name("auto_docker"), hermes["ws2"])
@@ -259,7 +260,8 @@ def test_the_audit_asks_podman_and_finds_the_shell_and_is_clean_after_the_sweep(
     shell = run_attack(pclient, name("audit_%s" % how.replace("-", "")), hermes["ws"])
     found = audit.check_privileged_files(hermes_homes=[hermes["home"]], docker="always", docker_host=url)
     assert found["status"] == "findings" and found["engine"]["answered"] is True
-    assert found["engine"]["engines"] == (["podman"] if url else ["docker", "podman"])
+    assert [e["name"] for e in found["engine"]["engines"]] == (["podman"] if url else ["docker", "podman"])
+    assert all(e["error"] is None for e in found["engine"]["engines"])
     assert os.path.realpath(hermes["ws"]) in found["engine"]["targets"]
     assert shell in [f["path"] for f in found["findings"]]
     proc = run_cli("sweep", "--hermes-home", hermes["home"], *(["--docker-host", url] if url else []), "--json",

@@ -25,10 +25,10 @@ import subprocess
 import uuid
 
 import pytest
+from docker_sdk import sdk_client
 from racing import RaceWorld, exchange, relink
 from racing import python as python_move
 from sandboxguard import caps as capsmod
-from sandboxguard import docker_engine
 from sandboxguard._core import safefs
 from sandboxguard._privileged import runner_texts, runners
 from sandboxguard_cli.commands import runner_cleanup
@@ -69,10 +69,7 @@ chown 0:0 /github/home && chmod 700 /github/home
 
 @pytest.fixture(scope="module")
 def client():
-    try:
-        return docker_engine.connect()
-    except docker_engine.EngineError as exc:
-        pytest.fail("%s (make test starts one: tools/docker-engine.sh)" % exc, pytrace=False)
+    return sdk_client()
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ import uuid
 
 import pytest
 from sandboxguard._fleet import audit, runtime_host
-from sandboxguard._privileged import scope
 from sandboxguard._prevent import dockerargs
+from sandboxguard._privileged import scope
 
 pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.slow]
 

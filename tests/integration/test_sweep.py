@@ -11,6 +11,7 @@ import tarfile
 import time
 
 import pytest
+from docker_sdk import sdk_client
 from sandboxguard import caps as capsmod
 from sandboxguard import docker_engine, sweep
 
@@ -40,14 +41,19 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def busybox_image(client):
+def sdk():
+    return sdk_client()
+
+
+@pytest.fixture(scope="module")
+def busybox_image(sdk):
     """A from-scratch image holding only Debian's busybox-static: busybox find, no stat(1)."""
     with open("/bin/busybox", "rb") as handle:
         data = handle.read()
     applets = ("sh", "find", "chown", "chmod", "ls", "awk", "sort", "wc", "echo", "sleep", "od", "cat")
     digest = hashlib.sha256(data + " ".join(applets).encode()).hexdigest()[:16]
     try:
-        if client.images.get(BUSYBOX_IMAGE).labels.get("sandboxguard.busybox") == digest:
+        if sdk.images.get(BUSYBOX_IMAGE).labels.get("sandboxguard.busybox") == digest:
             return BUSYBOX_IMAGE
     except Exception:  # noqa: S110 - not built yet
         pass
@@ -64,9 +70,9 @@ def busybox_image(client):
             link = tarfile.TarInfo("bin/" + applet)
             link.type, link.linkname = tarfile.SYMTYPE, "busybox"
             tar.addfile(link)
-    client.api.import_image_from_data(buf.getvalue(), repository="sandboxguard/busybox", tag="test",
-                                      changes=["LABEL sandboxguard.busybox=%s" % digest])
-    assert client.images.get(BUSYBOX_IMAGE)
+    sdk.api.import_image_from_data(buf.getvalue(), repository="sandboxguard/busybox", tag="test",
+                                   changes=["LABEL sandboxguard.busybox=%s" % digest])
+    assert sdk.images.get(BUSYBOX_IMAGE)
     return BUSYBOX_IMAGE
 
 
@@ -86,9 +92,9 @@ def hermes(tmp_path):
 
 
 @pytest.fixture
-def attacked(client, hermes):
+def attacked(sdk, hermes):
     """Run the attack in a root container with default capabilities; keep it (stopped) for inspection."""
-    container = client.containers.run(
+    container = sdk.containers.run(
         IMAGE, ["python3", "-c", ATTACK], detach=True, network_mode="none",
         volumes={hermes["workspace"]: {"bind": "/workspace", "mode": "rw"},
                  hermes["outside"]: {"bind": "/outside", "mode": "rw"}},
@@ -234,10 +240,10 @@ def test_a_sweep_that_cannot_run_warns_once_naming_the_sandbox(client, attacked)
     assert "could not run the strip container" in warning
 
 
-def test_a_missing_source_is_skipped_and_not_recreated(client, hermes):
+def test_a_missing_source_is_skipped_and_not_recreated(client, sdk, hermes):
     gone = os.path.join(os.path.dirname(hermes["workspace"]), "home")
     os.mkdir(gone)
-    container = client.containers.create(IMAGE, ["true"], network_mode="none",
+    container = sdk.containers.create(IMAGE, ["true"], network_mode="none",
                                          volumes={gone: {"bind": "/root", "mode": "rw"}})
     try:
         os.rmdir(gone)

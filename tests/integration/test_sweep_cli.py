@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from sandboxguard import docker_engine
+from docker_sdk import sdk_client
 
 pytestmark = [pytest.mark.docker, pytest.mark.root]
 
@@ -23,7 +23,7 @@ DROP = "cp /bin/true /workspace/suid && chmod 4755 /workspace/suid"
 
 @pytest.fixture(scope="module")
 def client():
-    return docker_engine.connect()
+    return sdk_client()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from sandboxguard import docker_engine
+from docker_sdk import sdk_client
 
 pytestmark = [pytest.mark.controller, pytest.mark.docker, pytest.mark.root]
 
@@ -28,7 +28,7 @@ def run_module(module, args, *flags):
 
 @pytest.fixture
 def attacked(tmp_path):
-    client = docker_engine.connect()
+    client = sdk_client()
     home = tmp_path / "hermes"
     ws = home / "sandboxes" / "docker" / "t1" / "workspace"
     ws.mkdir(parents=True)

@@ -20,7 +20,7 @@ import time
 import uuid
 
 import pytest
-from sandboxguard import docker_engine
+from docker_sdk import sdk_client
 
 pytestmark = [pytest.mark.controller, pytest.mark.docker, pytest.mark.root]
 
@@ -67,7 +67,7 @@ def task_result(out, name):
 
 @pytest.fixture(scope="module")
 def client():
-    return docker_engine.connect()
+    return sdk_client()
 
 
 @pytest.fixture
@@ -92,7 +92,6 @@ def host(tmp_path, client):
         "sandbox_sweep_guard": "false",
         "sandbox_sweep_nosuid_mount": "false",
         "sandbox_sweep_now": "true",
-        "sandbox_sweep_docker_sdk": "none",
         "sandbox_sweep_python": sys.executable,
         "sandbox_sweep_install_dir": str(tmp_path / "lib"),
         "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard"),
@@ -116,7 +115,7 @@ def installed(tmp_path_factory):
     variables = {"sandbox_sweep_hermes_homes": [str(home)], "sandbox_sweep_timer": False,
                  "sandbox_sweep_watch_events": False, "sandbox_sweep_now": False,
                  "sandbox_sweep_guard": False, "sandbox_sweep_nosuid_mount": False,
-                 "sandbox_sweep_docker_sdk": "none", "sandbox_sweep_python": sys.executable,
+                 "sandbox_sweep_python": sys.executable,
                  "sandbox_sweep_install_dir": str(tmp_path / "lib"),
                  "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard"),
                  "sandbox_sweep_share_dir": str(tmp_path / "share")}
@@ -369,25 +368,20 @@ def python_without_docker(tmp_path):
     return python
 
 
-@pytest.mark.parametrize("check_fail", [True, False])
-def test_check_mode_says_a_real_run_would_fail_without_the_sdk(tmp_path, host, check_fail):
-    # sandbox_sweep_docker_sdk none installs nothing: a real run stops on the missing SDK, so
-    # check mode must not end green (it used to skip that check in check mode)
-    variables = dict(host["vars"], sandbox_sweep_python=python_without_docker(tmp_path),
-                     sandbox_sweep_check_fail=check_fail)
+def test_the_role_sweeps_with_a_python_that_cannot_import_the_docker_sdk(tmp_path, host):
+    """1.1.0 needed python3-docker on every host (the role installed it, and stopped without it);
+    the library speaks the Engine API itself now: check mode and a real run work without it."""
+    variables = dict(host["vars"], sandbox_sweep_python=python_without_docker(tmp_path))
     rc, stats, out = run_role(tmp_path, variables, "--check")
-    verdict = task_result(out, "Stop when the Docker SDK is not importable")
-    assert verdict.get("failed") and "cannot import the Docker SDK" in verdict["msg"]
-    if check_fail:
-        assert rc == 2 and stats["failures"] == 1
-    else:
-        assert rc == 0 and stats["failures"] == 0 and stats["ignored"] == 1
-        said = task_result(out, "Say what a check run could not look at")["msg"]
-        assert "a real run would fail" in said
+    assert rc == 0 and stats["failures"] == 0, out
     assert not host["lib"].exists()
-    real, _stats, out = run_role(tmp_path, variables)
-    assert real == 2
-    assert "cannot import the Docker SDK" in task_result(out, "Stop when the Docker SDK is not importable")["msg"]
+    rc, stats, out = run_role(tmp_path, variables)
+    assert rc == 0 and stats["failures"] == 0, out
+    swept = task_result(out, "Sweep every in-scope sandbox now (ownership return, setid, caps)")
+    assert str(host["ws"]) in [s["path"] for s in swept["sandboxes"]]
+    assert [row["error"] for row in swept["engines"] if row["name"] == "docker"] == [None]
+    st = os.lstat(str(host["ws"] / "suid"))
+    assert not st.st_mode & (stat.S_ISUID | stat.S_ISGID) and st.st_uid == AGENT
 
 
 @pytest.fixture
@@ -412,7 +406,7 @@ def test_state_absent_removes_units_mounts_boot_files_command_and_library_then_c
     (tmp_path / "bin").mkdir()
     variables = {"sandbox_sweep_hermes_homes": [str(home)], "sandbox_sweep_timer": False,
                  "sandbox_sweep_watch_events": False, "sandbox_sweep_guard": False, "sandbox_sweep_now": False,
-                 "sandbox_sweep_docker_sdk": "none", "sandbox_sweep_python": sys.executable,
+                 "sandbox_sweep_python": sys.executable,
                  "sandbox_sweep_install_dir": str(tmp_path / "lib"),
                  "sandbox_sweep_cli_path": str(tmp_path / "bin" / "sandboxguard"),
                  "sandbox_sweep_unit_dir": boot + "/units", "sandbox_sweep_nosuid_persist": "systemd",

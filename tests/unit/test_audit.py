@@ -4,6 +4,7 @@
 import os
 import subprocess
 
+import engine_group
 import pytest
 from sandboxguard._fleet import audit
 
@@ -92,6 +93,53 @@ def test_an_engine_asked_for_that_does_not_answer_is_an_error(hermes):
     clean_home.mkdir()
     result = audit.check_privileged_files(hermes_homes=[str(clean_home)], docker="always", docker_host=closed)
     assert result["status"] == "error" and "127.0.0.1:1" in result["reason"]
+
+
+@pytest.fixture
+def two_engines(monkeypatch):
+    """Docker answering with the containers put in the returned list, and a user's rootless
+    socket whose every answer is an HTTP 500 (tests/engine_group.py)."""
+    docs = []
+    engine_group.install(monkeypatch, docs)
+    return docs
+
+
+def test_an_engine_the_audit_could_not_ask_is_an_error_of_the_host_and_the_others_targets_are_walked(
+        tmp_path, two_engines):
+    """Issue 26: a user's engine that fails is that engine's error; the healthy engine's targets are walked."""
+    home = tmp_path / "hermes"
+    mounted = home / "sandboxes" / "docker" / "t1" / "workspace"
+    mounted.mkdir(parents=True)
+    (mounted / "suid").write_text("x")
+    os.chmod(mounted / "suid", 0o4755)
+    two_engines.append(engine_group.bind_doc("c1" * 32, mounted))
+    result = audit.check_privileged_files(hermes_homes=[str(home)], docker="auto")
+    assert result["status"] == "findings" and [f["path"] for f in result["findings"]] == [str(mounted / "suid")]
+    assert result["engine"]["targets"] == [str(mounted)]
+    [error] = [e for e in result["errors"] if e["op"] == "engine"]
+    assert error["path"] == engine_group.BAD_URL
+    assert "podman-rootless-1001" in error["error"] and "HTTP 500" in error["error"]
+    rows = {row["name"]: row for row in result["engine"]["engines"]}
+    assert rows["docker"]["error"] is None and "HTTP 500" in rows["podman-rootless-1001"]["error"]
+    os.chmod(mounted / "suid", 0o755)  # nothing found: still never clean
+    result = audit.check_privileged_files(hermes_homes=[str(home)], docker="auto")
+    assert result["status"] == "error" and "HTTP 500" in result["reason"]
+
+
+def test_engine_sockets_present_that_none_answer_are_an_error_even_in_auto(monkeypatch, hermes, tmp_path):
+    """1.1.0 warned and called the host clean; an engine the audit could not ask is an error."""
+    from sandboxguard import docker_engine
+
+    sock = tmp_path / "docker.sock"
+    sock.write_text("")  # present, not a socket: refused
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(docker_engine, "engine_urls", lambda base_url=None, **kw: ["unix://%s" % sock])
+    os.chmod(hermes / "sandboxes/docker/t1/workspace/sh", 0o755)  # nothing found on the host: still not clean
+    result = audit.check_privileged_files(hermes_homes=[str(hermes)], docker="auto")
+    assert result["status"] == "error" and result["engine"]["answered"] is False
+    [row] = result["engine"]["engines"]
+    assert "not a socket" in row["error"]
+    assert [e for e in result["errors"] if e["op"] == "engine" and "not a socket" in e["error"]]
 
 
 def test_no_engine_in_auto_mode_is_a_warning_not_an_error(hermes, no_engine_here):

@@ -21,8 +21,11 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 # Exceptions of the library that are not bad input, and why.
 NOT_INPUT = {
-    "docker_engine.EngineError": "the engine did not answer (a RuntimeError)",
-    "docker_engine.SDKMissing": "an optional package is missing (an EngineError)",
+    "engine_http.EngineError": "an engine did not answer, or answered garbage (a RuntimeError; docker_engine's)",
+    "engine_http.APIError": "an engine answered with an HTTP error (an EngineError)",
+    "engine_http.NotFound": "an engine knows no such container (an APIError)",
+    "engine_http.SocketRefused": "an engine socket that fails the ownership rule, not asked (an EngineError)",
+    "docker_engine.SDKMissing": "kept importable for compatibility, never raised (an EngineError)",
     "fanotify.FanotifyUnavailable": "the kernel cannot do it (an OSError)",
     "fileops.ChangedUnderUs": "a race: the file changed while it was being fixed",
     "forked.Stopped": "control flow of a forked worker (a BaseException)",

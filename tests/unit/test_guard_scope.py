@@ -29,3 +29,27 @@ def test_explicit_paths_and_operator_roots_are_scope_roots_derived_again_at_each
     usable, refused, _absent = roots()
     assert usable == [] and "goes through a symlink" in refused[0]["reason"]
     assert callable(guard_scope.sources([], ["/nowhere"], None, docker_host="unix:///nowhere.sock")[1])
+
+
+def test_the_engine_query_keeps_the_healthy_engines_mounts_and_names_the_failed_one(tmp_path, monkeypatch):
+    """Issue 26: one engine's error is its own; the guard's engine query still lists the bind
+    mounts the healthy engines report, and says which engine failed."""
+    import os
+
+    import engine_group
+    from sandboxguard import docker_engine
+    from sandboxguard._guard import guard_scope
+
+    root = tmp_path / "hermes" / "sandboxes" / "docker"
+    (root / "task" / "workspace").mkdir(parents=True)
+    docs = [engine_group.bind_doc("c" * 64, root / "task" / "workspace", "/w")]
+    engine_group.install(monkeypatch, docs)
+    other_fs = {os.path.realpath(str(root / "task" / "workspace"))}
+    monkeypatch.setattr(guard_scope, "_other_filesystem", lambda target: target.realpath in other_fs)
+    answer = guard_scope.engine_source(None, [str(tmp_path / "hermes")])()
+    assert "error" not in answer
+    assert [r[0] for r in answer["roots"]] == sorted(other_fs)
+    assert [(e["name"], bool(e["error"])) for e in answer["engines"]] == [("docker", False),
+                                                                        (engine_group.BAD_NAME, True)]
+    engine_group.install(monkeypatch, docs, good_error=docker_engine.EngineError("no answer within 40 s"))
+    assert "HTTP 500" in guard_scope.engine_source(None, [str(tmp_path / "hermes")])()["error"]

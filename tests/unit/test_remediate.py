@@ -190,14 +190,15 @@ def test_one_remediate_call_derives_its_scope_once_and_connects_to_the_engines_o
         derived.append(1)
         return real_derive(*args, **kwargs)
 
-    def connect_engines(base_url=None, timeout=60, urls=None):
+    def engines_present(base_url=None, timeout=60, urls=None):
         connected.append(base_url)
         return docker_engine.Engines([docker_engine.Engine("docker", "unix:///sg-fake.sock", object(), "docker",
                                                            "20.10")])
 
     monkeypatch.setattr(scope, "derive", derive)
     monkeypatch.setattr(docker_engine, "engine_urls", lambda *args, **kwargs: ["unix:///sg-fake.sock"])
-    monkeypatch.setattr(docker_engine, "connect_engines", connect_engines)
+    monkeypatch.setattr(docker_engine, "engines_present", engines_present)
+    monkeypatch.setattr(docker_engine, "connect_engines", lambda *args, **kwargs: pytest.fail("a second connection"))
     monkeypatch.setattr(docker_engine, "engine_info", lambda client: {"OSType": "linux", "SecurityOptions": []})
     monkeypatch.setattr(docker_engine, "inspect_containers", lambda client, names, include_stopped: [task])
     before = state(host)

@@ -250,15 +250,13 @@ def test_a_container_binding_the_work_folder_itself_puts_it_in_scope_a_hermes_ro
 
 
 def test_the_watcher_sweeps_a_job_container_binding_the_work_folder_and_gives_it_to_the_runner_user(runner_layout):
-    from test_sweep_watch import FakeEngine
+    from test_sweep_watch import FakeEngine, _run_watch
 
     lay = runner_layout
     job = {"Id": "job1", "Name": "/job1", "Config": {"Image": "img", "Labels": {}}, "State": {"Status": "exited"},
            "Mounts": [{"Type": "bind", "Source": lay["work"], "Destination": "/__w", "RW": True}]}
     engine = FakeEngine({"job1": job}, [{"Action": "start", "id": "job1"}, {"Action": "die", "id": "job1"}])
-    events = []
-    sweep.watch(None, [lay["home"]], engine=engine, emit=events.append, since=0,
-                providers=runners.runner_providers([lay["runner"]]))
+    events = _run_watch(engine, {"home": lay["home"]}, providers=runners.runner_providers([lay["runner"]]))
     assert lay["work"] in events[0]["roots"]
     [swept] = [e for e in events if e["event"] == "die"]
     assert swept["swept"] == [lay["work"]]

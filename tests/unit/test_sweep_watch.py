@@ -8,6 +8,7 @@ runs in tests/integration/test_sweep*.py.
 """
 import os
 import stat
+import threading
 
 import pytest
 from sandboxguard import docker_engine, report, sweep
@@ -31,7 +32,7 @@ class FakeEngine:
 
     def inspect_container(self, client, name):
         if name not in self.docs:
-            raise docker_engine.EngineError("container %s: 404 no such container" % name)
+            raise docker_engine.NotFound("container %s: 404 no such container" % name, 404)
         return self.docs[name]
 
     def container_events(self, client, since=None):
@@ -75,8 +76,17 @@ def sandbox(tmp_path):
 
 
 def _run_watch(engine, sandbox, **kwargs):
-    events = []
-    sweep.watch(None, [sandbox["home"]], engine=engine, emit=events.append, since=0, **kwargs)
+    """watch() until its engine's stream has ended (every event handed on before it): the
+    events it emitted but that ``engine-lost`` (the watcher itself goes on until stopped)."""
+    events, stop = [], threading.Event()
+
+    def emit(event):
+        if event["event"] == "engine-lost":
+            stop.set()
+            return
+        events.append(event)
+
+    sweep.watch(None, [sandbox["home"]], engine=engine, emit=emit, since=0, stop=stop, **kwargs)
     return events
 
 
@@ -123,10 +133,18 @@ def test_watch_never_widens_scope_from_a_mount_the_container_names(sandbox):
     assert stat.S_IMODE(os.lstat(os.path.join(sandbox["outside"], "keep")).st_mode) == 0o4755
 
 
-def test_watch_reports_a_lost_event_stream_as_an_engine_error(sandbox):
+def test_watch_reports_a_lost_event_stream_as_that_engines_error_and_goes_on(sandbox):
     engine = FakeEngine({}, [ConnectionError("connection reset by peer")])
-    with pytest.raises(docker_engine.EngineError, match="lost the engine's event stream: connection reset"):
-        _run_watch(engine, sandbox)
+    events, stop = [], threading.Event()
+
+    def emit(event):
+        events.append(event)
+        if event["event"] == "engine-lost":
+            stop.set()
+
+    sweep.watch(None, [sandbox["home"]], engine=engine, emit=emit, since=0, stop=stop)
+    [lost] = [e for e in events if e["event"] == "engine-lost"]
+    assert lost["engine"] == "docker" and "connection reset by peer" in lost["error"] and lost["retry_in"] > 0
 
 
 def test_watch_refuses_the_container_method_without_an_image(sandbox):
@@ -259,7 +277,7 @@ class TwoEngines(FakeEngine):
     def inspect_container(self, client, name):
         docs = self.per_engine[client][0]
         if name not in docs:
-            raise docker_engine.EngineError("container %s: 404 no such container" % name)
+            raise docker_engine.NotFound("container %s: 404 no such container" % name, 404)
         return docs[name]
 
     def container_events(self, client, since=None):
@@ -340,8 +358,6 @@ def test_a_rootless_podman_socket_is_named_reported_and_rootless_whatever_its_in
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="ownership return needs root")
 def test_watch_follows_every_engines_events_and_says_which_engine(two):
-    import threading
-
     engine = TwoEngines({"docker": ({"d1": _doc("d1", two["ws"])}, EVENT_SHAPES["engine29"][:1]),
                          "podman": ({"p1": _doc("p1", two["ws2"])},
                                     [{"status": "die", "id": "p1", "Type": "container", "Action": "die",
@@ -354,7 +370,7 @@ def test_watch_follows_every_engines_events_and_says_which_engine(two):
         if event["event"] == "die":
             engine.swept.set()
 
-    sweep.watch(_group("docker", "podman"), [two["home"]], engine=engine, emit=emit, since=0)
+    sweep.watch(_group("docker", "podman"), [two["home"]], engine=engine, emit=emit, since=0, stop=engine.swept)
     assert events[0]["engines"] == ["docker", "podman"] and events[0]["containers"] == 2
     [swept] = [e for e in events if e["event"] == "die"]
     assert (swept["id"], swept["engine"], swept["swept"]) == ("p1", "podman", [two["ws2"]])
@@ -378,7 +394,6 @@ def test_engine_urls_auto_lists_every_socket_present_once():
 
 
 def test_auto_uses_the_engines_that_answer_and_reports_the_others(monkeypatch):
-    pytest.importorskip("docker")
 
     class Client:
         def __init__(self, url):
@@ -410,7 +425,6 @@ def test_auto_uses_the_engines_that_answer_and_reports_the_others(monkeypatch):
 def test_a_socket_under_run_user_is_that_users_even_when_it_claims_to_be_a_rootful_docker(monkeypatch):
     """A local user can serve anything on /run/user/<uid>/podman/podman.sock: claiming to be Docker
     with a userns-remap root must not make the ownership return take files from that uid."""
-    pytest.importorskip("docker")
 
     class Liar:
         def version(self):
@@ -424,3 +438,29 @@ def test_a_socket_under_run_user_is_that_users_even_when_it_claims_to_be_a_rootf
                                             "DockerRootDir": "/var/lib/docker/0.0"})
     facts = sweep._group_facts([docker_engine.facts_of(group, member.name, claimed)])
     assert facts["rootless"] is True and sweep._chown_from(facts) == ()
+
+
+class OneBad(TwoEngines):
+    """TwoEngines whose podman answers its info with an HTTP 500 (issue 26's first fake engine)."""
+
+    def engine_info(self, client):
+        if client == "podman":
+            raise docker_engine.EngineError("engine unix:///run/sg-podman.sock: GET /info: HTTP 500: boom")
+        return super().engine_info(client)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ownership return needs root")
+def test_one_engines_error_is_its_own_and_the_healthy_engines_sandboxes_are_swept(two):
+    engine = OneBad({"docker": ({"d1": _doc("d1", two["ws"])}, []), "podman": ({"p1": _doc("p1", two["ws2"])}, [])})
+    group = _group("docker", "podman")
+    result = sweep.sweep(group, [two["home"]], names=None, engine=engine)
+    assert [(r["name"], bool(r["error"])) for r in result["engines"]] == [("docker", False), ("podman", True)]
+    [error] = [e for e in result["errors"] if e["op"] == "engine"]
+    assert error["path"] == "unix:///run/sg-podman.sock" and "HTTP 500" in error["error"]
+    assert result["complete"] is False
+    assert {c["id"] for c in result["containers"]} == {"d1"}
+    assert stat.S_IMODE(os.lstat(two["tool"]).st_mode) == 0o755  # docker's sandbox swept in the same call
+    # a lone client: its error is the result's, said as that engine's (never a traceback)
+    info = sweep.mounts_info("podman", [two["home"]], engine=engine)
+    assert info["complete"] is False and info["containers"] == []
+    assert [e for e in info["errors"] if e["op"] == "engine" and "HTTP 500" in e["error"]]

@@ -12,3 +12,8 @@ every other name is internal. Every operation returns the report envelope of
 """
 
 __version__ = "1.1.0"
+
+if type(__loader__).__name__ == "zipimporter":  # an AnsiballZ payload: Python compiles every module again at every run
+    from ._core import bytecode as _bytecode
+
+    _bytecode.install(__name__, __loader__)

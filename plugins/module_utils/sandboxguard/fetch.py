@@ -6,7 +6,7 @@
 The sandbox is reached through an *exec channel*: any callable
 ``exec_fn(argv) -> (rc, stdout_bytes, stderr_bytes)`` that runs ``argv`` (always
 ``["/bin/sh", "-c", PROGRAM]``) inside the sandbox. Transports: ``transport_ssh``
-(paramiko), ``transport_docker`` (Docker SDK exec), ``transport_local`` (subprocess),
+(paramiko), ``transport_docker`` (the Engine API's exec, standard library), ``transport_local`` (subprocess),
 and the ``safe_fetch`` action plugin (the task's Ansible connection). String-based
 channels turn the argv into one command line with :func:`shell_join`.
 

@@ -25,7 +25,6 @@ opened component by component (safefs.open_dir, no symlink followed), never from
 lookup by path.
 """
 import posixpath
-import queue as _queue
 import threading
 import time
 
@@ -34,7 +33,7 @@ from . import report as envelope
 from . import strip as stripmod
 from ._core import safefs
 from ._core.text import escape
-from ._privileged import sandboxes
+from ._privileged import engine_events, sandboxes
 from ._privileged import scope as _scopemod
 from ._privileged import targets as _targets
 from ._privileged.sweep_steps import (  # noqa: F401  # pylint: disable=unused-import  # the steps, named here too
@@ -126,10 +125,7 @@ def info_of(found, warnings=()):
     _check_names(found)
     info = _info(engine_facts(found), found.root_dicts(), list(found["refused"]), list(found.containers),
                  [target.as_dict() for target in found.targets])
-    info["engines"] = found.engine_summary()
-    for answer in found.engine_errors():
-        envelope.add_warning(info, "engine %s (%s) did not answer: %s" % (answer["name"], answer.get("url"),
-                                                                          answer["error"]))
+    engines_into(info, found)
     for warning in warnings:
         if warning not in info["warnings"]:
             envelope.add_warning(info, warning)
@@ -163,6 +159,17 @@ def engine_facts(found):
                                             if a.get("error")) or "no engine was asked"
     return {"os": None, "rootless": False, "userns_remap": False, "remap_root": None, "sweepable": False,
             "name": None, "url": None, "reason": "no container engine answered: %s" % reason, "engines": []}
+
+
+def engines_into(result, found):
+    """``engines`` ([{name, url, kind, error}] of every engine the Scope ``found`` asked) into a
+    result; each engine that could not be asked is an error of it (op ``engine``, path its URL)
+    and the result incomplete: what that engine runs was not seen."""
+    result["engines"] = found.engine_summary()
+    for row in found.engine_errors():
+        envelope.add_error(result, row.get("url") or row["name"], "engine", "engine %s: %s" % (row["name"],
+                                                                                           row["error"]))
+        result["complete"] = False
 
 
 def _group_facts(each):
@@ -272,9 +279,13 @@ def _sweep_all(client, found, info, targets, options, started):
     result = envelope.new_report(
         info["roots"], dry_run=bool(dry_run), counts={"sandboxes": 0}, engine=facts, targets=info["targets"],
         sandboxes=[], containers=info["containers"], root_sources=info["root_sources"],
-        refused_roots=info["refused_roots"], engines=info.get("engines", []))
+        refused_roots=info["refused_roots"], engines=list(info.get("engines") or ()))
     for warning in info.get("warnings", ()):
         envelope.add_warning(result, warning)
+    for error in info.get("errors") or ():
+        if error["op"] == "engine":  # an engine that could not be asked: what it runs is not swept
+            envelope.add_error(result, error["path"], error["op"], error["error"])
+            result["complete"] = False
     if not facts["sweepable"] and not any(t.root.owner or not t.containers for t in targets):
         result["complete"] = False
         envelope.add_warning(result, "not sweeping: %s" % facts["reason"])
@@ -365,87 +376,80 @@ _SWEEP_ACTIONS = ("die", "stop")
 
 def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="native", image=None, owner=None,
           budget_per_step=DEFAULT_BUDGET_PER_STEP_S, chown=True, emit=None, engine=docker_engine, since=None,
-          providers=()):
-    """Follow the engine's container events; sweep a container's in-scope mounts when it stops or dies.
+          providers=(), stop=None):
+    """Follow the engines' container events; sweep a container's in-scope mounts when it stops or dies.
 
     ``client``: one client or a docker_engine.Engines group (every engine's events are
     followed, each in a thread of its own; the sweeps run here, one at a time).
     ``emit(event)`` gets one dict per thing worth telling (``event``: ``watching``,
+    ``engine-lost`` (``engine``, ``url``, ``error``, ``retry_in``), ``engine-back``,
     ``inspect-failed``, ``unknown-container``, or the action that caused a sweep, with
     ``id``, ``engine``, ``swept``, ``changed``, ``warnings`` and the sweep's ``report``).
-    Returns when an event stream ends; raises docker_engine.EngineError when one is lost.
+    Runs until ``stop`` (a threading.Event) is set: an engine whose stream ends or fails
+    is asked again with a backoff, and the events it replays since the last one seen sweep
+    what stopped while it was away (_privileged/engine_events); the other engines' streams
+    go on meanwhile, and an engine that did not answer at the start is asked the same way.
     Roots are derived once, here, from host configuration: nothing an event carries widens them.
     ``providers``: more scope providers (derive_roots).
     """
     _check_method(method, image)
     emit = emit or (lambda event: None)
+    stop = stop if stop is not None else threading.Event()
     request = request_of(hermes_homes, sandbox_dir, extra_roots, None, False, providers, task_dirs=False)
     with _scopemod.derive(request, client=client, engine=engine) as first:
-        facts = engine_facts(first)
+        facts_by = {a["name"]: a["facts"] for a in first.engines if a.get("facts") and not a.get("error")}
         # Inspect documents of live containers, so a container started with --rm can still be
         # swept after it died and was removed.
         known = {doc["Id"]: (a["name"], doc) for a in first.engines if not a.get("error")
                  for doc in a["containers"]}
         watching = {"event": "watching", "roots": [r.realpath for r in first.roots], "containers": len(known),
-                    "refused_roots": first["refused"], "engines": [a["name"] for a in first.engines],
-                    "engine_errors": [a for a in first.engine_summary() if a["error"]],
+                    "refused_roots": first["refused"], "engines": list(facts_by),
+                    "failed": [a for a in first.engine_summary() if a["error"]],
                     "warnings": list(getattr(client, "warnings", ()))}
     since = int(time.time()) if since is None else since
     emit(watching)
-    group = docker_engine.members(client)
     options = dict(method=method, image=image, owner=owner, budget_per_step=budget_per_step, chown=chown)
-    context = (client, request.replace(docker="never"), facts, emit, engine, options)
-    for name, member, event in _events(engine, group, since):
+    context = (client, request.replace(docker="never"), facts_by, emit, engine, options)
+    for name, member, event in _events(engine, client, since, facts_by, emit, stop):
         _on_event(context, name, member, event, known)
 
 
-_ENDED = object()
+def _events(engine, client, since, facts_by, emit, stop):
+    """(engine name, client, event) from every engine's stream until ``stop`` is set
+    (engine_events.follow: one thread per engine, each reconnected with a backoff when its
+    stream ends or fails, asked ``since`` its last event). ``facts_by`` ({name: facts} of the
+    engines answering) follows each engine's state; a lost one and its return are emitted."""
+    def ask_info(name, member):
+        return docker_engine.facts_of(client, name, sandboxes.engine_facts(engine.engine_info(member)))
 
-
-def _events(engine, group, since):
-    """(engine name, client, event) from every engine's stream; one engine alone is read
-    here, several each in a daemon thread into one queue. The first stream that ends ends
-    this; one that fails raises EngineError naming the engine."""
-    def lost(name, exc):
-        if isinstance(exc, docker_engine.EngineError):
-            return exc
-        where = " (%s)" % name if len(group) > 1 else ""
-        return docker_engine.EngineError("lost the engine's event stream%s: %s" % (where, exc))
-
-    if len(group) == 1:
-        [(name, member)] = group
-        try:
-            for event in engine.container_events(member, since):
-                yield name, member, event
-        except Exception as exc:  # the SDK's stream errors (requests, socket, APIError)
-            raise lost(name, exc) from None
-        return
-    queue = _queue.Queue()
-
-    def pump(name, member):
-        try:
-            for event in engine.container_events(member, since):
-                queue.put((name, member, event))
-            queue.put((name, member, _ENDED))
-        except Exception as exc:  # handed to the reading side, which raises it
-            queue.put((name, member, exc))
-
-    for name, member in group:
-        threading.Thread(target=pump, args=(name, member), name="sandboxguard-events-%s" % name, daemon=True).start()
-    while True:
-        name, member, item = queue.get()
-        if item is _ENDED:
-            return
-        if isinstance(item, Exception):
-            raise lost(name, item) from None
-        yield name, member, item
+    if isinstance(client, docker_engine.Engines):
+        entries = [(m.name, m.url, m.client, m.name in facts_by) for m in client.members]
+        entries += [(s.get("name") or docker_engine.url_name(s["url"]), s["url"], engine_events.UNCONNECTED, False)
+                    for s in client.skipped]
+    else:
+        entries = [(name, getattr(member, "url", None), member, name in facts_by)
+                   for name, member in docker_engine.members(client)]
+    said = {}
+    for name, member, item in engine_events.follow(entries, engine, since, ask_info, stop):
+        if not isinstance(item, engine_events.Status):
+            yield name, member, item
+        elif item.kind == "ready":
+            facts_by[name] = item.facts
+            if said.pop(name, None) is not None:
+                emit({"event": "engine-back", "engine": name, "url": item.url})
+        else:
+            facts_by.pop(name, None)
+            if said.get(name) != item.error:  # once per new error, not at every retry
+                said[name] = item.error
+                emit({"event": "engine-lost", "engine": name, "url": item.url, "error": item.error,
+                      "retry_in": item.retry_in})
 
 
 def _on_event(context, name, member, event, known):
     """Sweep what one container event calls for: the in-scope mounts of a container that
     stopped or died, under a fresh scope (its roots proven and held again for this sweep:
     nothing an event carries widens them)."""
-    client, request, facts, emit, engine, options = context
+    client, request, facts_by, emit, engine, options = context
     action, cid, attributes = docker_engine.event_fields(event)
     if not cid or attributes.get("sandboxguard") == "sweep":
         # our own disposable strip containers (method container): sweeping when they die
@@ -475,6 +479,7 @@ def _on_event(context, name, member, event, known):
         try:
             if not targets:
                 return
+            facts = _group_facts(list(facts_by.values())) if facts_by else engine_facts(fresh)
             info = _info(facts, fresh.root_dicts(), fresh["refused"], containers, [t.as_dict() for t in targets])
             result = _sweep_all(client, fresh, info, targets, dict(options, engine=engine), time.monotonic())
         finally:

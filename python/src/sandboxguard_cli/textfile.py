@@ -256,10 +256,7 @@ def open_for(args, command):
     return Textfile(args.textfile, command)
 
 
-def engines_answered(names, client):
-    """{engine: 1} for every engine name that answered, {url: 0} for each engine ``auto``
-    skipped because it did not (the client group's ``skipped``)."""
-    up = {name: 1 for name in names}
-    for skipped in getattr(client, "skipped", None) or ():
-        up.setdefault(skipped.get("url") or "unknown", 0)
-    return up
+def engines_up(rows):
+    """{engine: 1 when it answered, 0 when it did not} of a result's ``engines`` rows
+    ({name, error}: the sweep's, or the watcher's)."""
+    return {row.get("name") or row.get("url") or "unknown": 0 if row.get("error") else 1 for row in rows}

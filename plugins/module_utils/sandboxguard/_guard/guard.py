@@ -111,6 +111,7 @@ class Guard:
         self.engine_source = engine_source
         self.coalesce_s = coalesce_s
         self.engine_said = None
+        self.engines_failed = []
         self.rootset = RootSet(roots_source, self.log)
         self.handles = HandleFilter(self.rootset, self.stats, self.log)
         walk_options = {"budget": sweep_budget, "dry_run": dry_run, "actions": self.actions,
@@ -230,6 +231,13 @@ class Guard:
             self.pool.start_engine_query(self.engine_source)
 
     def _engine_answered(self, answer):
+        failed = sorted("%s (%s): %s" % (row.get("name"), row.get("url"), row.get("error"))
+                        for row in answer.get("engines") or () if isinstance(row, dict) and row.get("error"))
+        if failed != self.engines_failed:  # each engine on its own: say which failed, once per change
+            self.engines_failed = failed
+            for line in failed:
+                self.log("engine %s: not asked; its containers' bind mounts on another filesystem are not guarded "
+                         "in real time (asked again at every rescan)" % line)
         error = answer.get("error") or answer.get("worker_error")
         if error:
             if self.engine_said != error:

@@ -11,6 +11,8 @@ import os
 
 from .._privileged import scope
 
+ENGINE_SURVEY_S = 40.0  # all of one engine's answers for one query (each call: docker_engine.DEFAULT_TIMEOUT_S)
+
 
 def default_homes(hermes_homes=(), explicit=False, environ=None):
     """The Hermes homes the guard covers: those given; none when other roots are given
@@ -25,9 +27,9 @@ def default_homes(hermes_homes=(), explicit=False, environ=None):
     return [home] if home else [os.path.join(os.path.expanduser("~"), ".hermes")]
 
 
-def _request(hermes_homes, sandbox_dir, extra_roots, providers, docker="never", docker_host=None):
+def _request(hermes_homes, sandbox_dir, extra_roots, providers, docker="never", docker_host=None, **more):
     return scope.Request(hermes_homes, sandbox_dir, extra_roots, providers=providers, docker=docker,
-                         docker_host=docker_host, include_stopped=False, task_dirs=False)
+                         docker_host=docker_host, include_stopped=False, task_dirs=False, **more)
 
 
 def roots_source(hermes_homes=(), sandbox_dir=None, extra_roots=(), providers=()):
@@ -49,28 +51,31 @@ def engine_source(docker_host=None, hermes_homes=(), sandbox_dir=None, extra_roo
     roots that lie on another filesystem than their root (a filesystem mark covers one
     filesystem). The scope's own targets (scope.derive with the engines' answers: realpath
     below a held root, opened from it); the engine only tells which directories are mounted,
-    it never adds a root of its own. Returns {"roots": [[path, why]]} (and ``engines``: each
-    engine's {name, url, kind, error}), or {"error": why} when no engine answered."""
+    it never adds a root of its own. Returns {"roots": [[path, why]], "engines": [{name, url,
+    kind, error}]}: each engine asked on its own (docker_engine.ask), the healthy ones' mounts
+    kept when another fails; ``error`` (one line) too when no engine answered at all."""
     def ask():
-        request = _request(hermes_homes, sandbox_dir, extra_roots, providers, docker="auto", docker_host=docker_host)
+        request = _request(hermes_homes, sandbox_dir, extra_roots, providers, docker="auto", docker_host=docker_host,
+                           engine_deadline=ENGINE_SURVEY_S)
         try:
             found = scope.derive(request)
-        except Exception as exc:  # no engine, an engine gone: the host-derived roots stay
-            return {"error": (str(exc).splitlines() or [type(exc).__name__])[0]}
+        except Exception as exc:  # a root that cannot be walked: the host-derived roots stay
+            return {"error": (str(exc).splitlines() or [type(exc).__name__])[0], "roots": [], "engines": []}
         with found:
             if not found.roots:
-                return {"roots": []}
+                return {"roots": [], "engines": found.engine_summary()}
+            engines = found.engine_summary()
             healthy = [a for a in found.engines if not a.get("error")]
-            if not healthy:
+            if not healthy:  # no engine, or none answered: the host-derived roots stay
                 return {"error": found.engine_note or "; ".join(
-                    "%s: %s" % (a["name"], a["error"]) for a in found.engines) or "no engine answered"}
+                    "%s: %s" % (a["name"], a["error"]) for a in found.engines) or "no container engine here",
+                    "roots": [], "engines": engines}
             roots = []
             for target in found.targets:
-                if target.held is not None and target.root.held is not None and \
-                        target.held.st.st_dev != target.root.held.st.st_dev:
+                if _other_filesystem(target):
                     roots.append([target.realpath, "bind mount of %s (another filesystem)" % ", ".join(
                         c[:12] for c in target.containers[:3])])
-            return {"roots": roots, "engines": found.engine_summary()}
+            return {"roots": roots, "engines": engines}
     return ask
 
 
@@ -86,3 +91,9 @@ def sources(paths=(), hermes_homes=(), sandbox_dir=None, extra_roots=(), docker_
     operator = list(paths) + [r for r in extra_roots if r not in paths]
     roots = roots_source(homes, sandbox_dir, operator, providers)
     return roots, (engine_source(docker_host, homes, sandbox_dir, operator, providers) if engine else None)
+
+
+def _other_filesystem(target):
+    """True when a scope.Target (held) is on another filesystem than its root's descriptor."""
+    return target.held is not None and target.root.held is not None and \
+        target.held.st.st_dev != target.root.held.st.st_dev

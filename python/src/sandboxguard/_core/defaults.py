@@ -37,7 +37,7 @@ RUNNER_CLEANUP_BUDGET_S = 60.0
 INSTALL_DIR = "/usr/local/lib/sandboxguard"
 
 # The engine sockets `auto` asks (docker_engine.engine_urls), and the audit looks for before
-# it imports the Docker SDK: Docker's, rootful Podman's (podman.socket, podman system
+# it compiles the engine client: Docker's, rootful Podman's (podman.socket, podman system
 # service) and rootless Podman's, one per user who runs it.
 DOCKER_SOCKET = "/var/run/docker.sock"
 PODMAN_SOCKET = "/run/podman/podman.sock"

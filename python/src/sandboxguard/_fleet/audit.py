@@ -106,7 +106,7 @@ def privileged_scope(found):
     ``paths`` (their realpaths), ``absent``, ``errors`` (refused roots, what CI runner providers
     reported, every engine that could not be asked), ``warnings``, ``owned`` (the roots whose
     provider names their owner: a CI runner's work folder) and ``engine_summary`` (as the check
-    reports it: answered, reason, targets, engines, and each engine's {name, url, kind, error}).
+    reports it: answered, reason, targets, and ``engines``, each engine's {name, url, kind, error}).
     """
     request = found.request
     errors = [_error("root", item["path"], item["reason"]) for item in found.refused]
@@ -114,7 +114,7 @@ def privileged_scope(found):
     warnings = []
     healthy = [a for a in found.engines if not a.get("error")]
     for answer in found.engine_errors():
-        errors.append(_error("engine", answer.get("url") or answer["name"], "engine %s could not be asked: %s"
+        errors.append(_error("engine", answer.get("url") or answer["name"], "engine %s: %s"
                              % (answer["name"], answer["error"])))
     if request.docker == "always" and not found.engines:
         errors.append(_error("engine", request.docker_host or "docker", found.engine_note or "no engine answered"))
@@ -126,8 +126,7 @@ def privileged_scope(found):
     walk = found.walk_roots()
     note = "not asked (docker: never)" if request.docker == "never" else found.engine_note
     summary = {"answered": bool(healthy), "reason": note if not healthy else None,
-               "targets": [t.realpath for t in found.targets], "engines": [a["name"] for a in found.engines],
-               "errors": [a for a in found.engine_summary() if a["error"]]}
+               "targets": [t.realpath for t in found.targets], "engines": found.engine_summary()}
     return {"walk": walk, "paths": [root.realpath for root in walk], "absent": list(found.absent), "errors": errors,
             "warnings": warnings, "owned": [root for root in found.owned if root.is_dir],
             "engine_summary": summary, "homes": [*request.hermes_homes, *([request.sandbox_dir]

@@ -118,7 +118,7 @@ def read_containers(found, roots, runner_host, out):
     for answer in found.engines:
         name = answer["name"]
         if answer.get("error"):
-            out["errors"].append(audit._error("engine", answer.get("url") or name, "engine %s could not be asked: %s"
+            out["errors"].append(audit._error("engine", answer.get("url") or name, "engine %s: %s"
                                               % (name, answer["error"])))
             continue
         out["engines"].append(name)

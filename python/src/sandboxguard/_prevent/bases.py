@@ -137,6 +137,7 @@ def docker_default(client, image, dirs=None):
     container of ``image`` (a local image with ``sleep``). Touches the engine: starts and
     removes one container. SeccompError when the profile cannot be had."""
     from .. import docker_engine  # noqa: PLC0415 - the engine is optional
+    from . import engine_run  # noqa: PLC0415
 
     if not image:
         raise seccomp.SeccompError(NO_IMAGE)
@@ -145,13 +146,13 @@ def docker_default(client, image, dirs=None):
     if daemon in (None, "unconfined"):
         raise seccomp.SeccompError("the Docker daemon applies no seccomp profile by default (%s): there is no "
                                    "default to keep; give the base with --base FILE" % (daemon or "seccomp off"))
-    version = (docker_engine.engine_version(client) or {}).get("Version")
-    cid = docker_engine.start_container(client, image, ["3600"], {"NetworkMode": "none"}, THROWAWAY_LABEL,
+    version = (engine_run.engine_version(client) or {}).get("Version")
+    cid = engine_run.start_container(client, image, ["3600"], {"NetworkMode": "none"}, THROWAWAY_LABEL,
                                         entrypoint=["sleep"])
     try:
         spec = read_bundle_spec(cid, dirs)
     finally:
-        docker_engine.remove_container(client, cid)
+        engine_run.remove_container(client, cid)
     base = (spec.get("linux") or {}).get("seccomp")
     if not isinstance(base, dict):
         raise seccomp.SeccompError("the throwaway container ran without seccomp (its OCI runtime spec has none): "

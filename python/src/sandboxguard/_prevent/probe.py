@@ -151,17 +151,18 @@ def judge(name, item, reference):
 def run_attempts(client, image, config, timeout):
     """(attempts {name: item}, finished, error or None): one container of ``image``."""
     from .. import docker_engine  # noqa: PLC0415
+    from . import engine_run  # noqa: PLC0415
 
     try:
-        cid = docker_engine.start_container(client, image, ["-c", probe_script.SCRIPT], config, LABELS,
+        cid = engine_run.start_container(client, image, ["-c", probe_script.SCRIPT], config, LABELS,
                                             entrypoint=["python3"])
     except docker_engine.EngineError as exc:
         return {}, False, str(exc)
     try:
-        code = docker_engine.wait_container(client, cid, timeout)
-        stdout, stderr = docker_engine.container_output(client, cid)
+        code = engine_run.wait_container(client, cid, timeout)
+        stdout, stderr = engine_run.container_output(client, cid)
     finally:
-        docker_engine.remove_container(client, cid)
+        engine_run.remove_container(client, cid)
     found, done = parse_output(stdout)
     if done:
         return found, True, None

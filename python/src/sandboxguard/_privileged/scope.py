@@ -49,7 +49,8 @@ SOURCE_SANDBOX_DIR = "TERMINAL_SANDBOX_DIR"
 SOURCE_OPERATOR = "operator"
 REASON_RELATIVE = "relative path; sandbox roots must be absolute"
 DOCKER_MODES = ("auto", "always", "never")
-DEFAULT_ENGINE_TIMEOUT_S = 10
+DEFAULT_ENGINE_TIMEOUT_S = 10  # each call to an engine (docker_engine.DEFAULT_TIMEOUT_S)
+DEFAULT_ENGINE_DEADLINE_S = 60  # all of one engine's answers for one scope (docker_engine.SURVEY_DEADLINE_S)
 
 
 class _Frozen:
@@ -72,11 +73,13 @@ class Request(_Frozen):
     only when the operator names one), the CI runners (runners.runner_providers), and whether
     and how to ask the container engines (``docker``: auto, always or never; ``docker_host``;
     ``names``: only these containers; ``include_stopped``; ``task_dirs``: the persistent task
-    directories no container mounts are targets too). Immutable; pure."""
+    directories no container mounts are targets too; ``engine_timeout``: each engine call's
+    deadline, ``engine_deadline``: all of one engine's answers together). Immutable; pure."""
 
     __slots__ = (
         "docker",
         "docker_host",
+        "engine_deadline",
         "engine_timeout",
         "find_github_runners",
         "github_runners",
@@ -102,7 +105,8 @@ class Request(_Frozen):
             paths = [paths]
         if isinstance(github_runners, (str, bytes)):
             github_runners = [github_runners]
-        unknown = sorted(set(more) - {"providers", "find_github_runners", "task_dirs", "engine_timeout"})
+        unknown = sorted(set(more) - {"providers", "find_github_runners", "task_dirs", "engine_timeout",
+                                   "engine_deadline"})
         if unknown:
             raise TypeError("unknown scope request option(s): %s" % ", ".join(unknown))
         self._set(hermes_homes=tuple(h for h in hermes_homes or () if h), sandbox_dir=sandbox_dir or None,
@@ -112,7 +116,8 @@ class Request(_Frozen):
                   providers=tuple(more.get("providers") or ()),
                   find_github_runners=bool(more.get("find_github_runners")),
                   task_dirs=more.get("task_dirs", not names), engine_timeout=more.get(
-                      "engine_timeout", DEFAULT_ENGINE_TIMEOUT_S))
+                      "engine_timeout", DEFAULT_ENGINE_TIMEOUT_S),
+                  engine_deadline=more.get("engine_deadline") or DEFAULT_ENGINE_DEADLINE_S)
 
     @property
     def empty(self):
@@ -161,7 +166,7 @@ class Scope(_Frozen):
     ``roots`` (Root, in the providers' order), ``refused`` ([{path, reason}]), ``accounts``
     ({name: [why]}: the owners of the Hermes homes, profiles and sandbox directories), ``labels``,
     ``out_of_scope`` and ``errors`` (what CI runner providers said), ``engines``: the engines'
-    answers when they were asked (docker_engine.survey: [{name, url, kind, error, facts,
+    answers when they were asked (docker_engine.ask: [{name, url, kind, error, facts,
     containers}], [] when none was, ``engine_note`` saying why not), ``containers`` and
     ``targets`` (Target) derived from those answers and the held roots. Close it when done (or
     ``with``): that closes every held descriptor and the engine connection it made.
@@ -247,10 +252,11 @@ def derive(request=None, client=None, engine=None, **legacy):
     (a runner's work folder, held) hands the descriptor over, and it is not walked again.
 
     Engines (``request.docker`` auto or always): ``client`` (a docker_engine group already
-    connected) or one docker_engine.connect_engines call; each engine asked once
-    (docker_engine.survey); their containers' in-scope bind mounts become ``targets``, opened
-    from the held roots. ``engine``: the module that asks engines (docker_engine; tests pass
-    a stand-in). Touches the system (opens, lists, asks the engines), changes nothing.
+    connected) or one docker_engine.engines_present call; each engine asked once, on its own
+    (docker_engine.ask: one engine's error is its own entry); their containers' in-scope bind
+    mounts become ``targets``, opened from the held roots. ``engine``: the module that asks
+    engines (docker_engine; tests pass a stand-in). Touches the system (opens, lists, asks the
+    engines), changes nothing.
     """
     if request is None:
         request = Request(**_legacy_request(legacy))
@@ -301,7 +307,7 @@ def _with_engines(scope, request, client, engine):
     """The scope with the engines' answers, containers and targets (a new frozen Scope).
 
     ``engine``: None or the docker_engine module (connects when no ``client`` is given: one
-    connect_engines call), or a stand-in with docker_engine's per-call functions (tests:
+    engines_present call), or a stand-in with docker_engine's per-call functions (tests:
     ``client`` is used as given, never connected)."""
     from .. import docker_engine  # noqa: PLC0415 - compiled only when an engine is asked
 
@@ -312,15 +318,14 @@ def _with_engines(scope, request, client, engine):
         if not request.docker_host and not docker_engine.engine_urls():
             note = "no container engine here: no engine socket exists and DOCKER_HOST is unset"
             return _rescoped(scope, [], note, None, None)
-        try:
-            client = owned = docker_engine.connect_engines(request.docker_host, timeout=request.engine_timeout)
-        except docker_engine.SDKMissing as exc:  # nothing asked: said, never an engine's answer
-            return _rescoped(scope, [], str(exc), None, None)
+        try:  # every socket present, each on its own: one that does not answer is its own entry
+            client = owned = docker_engine.engines_present(request.docker_host, timeout=request.engine_timeout)
         except docker_engine.EngineError as exc:
             answer = {"name": "docker", "url": request.docker_host or "auto", "kind": None, "error": str(exc),
                       "facts": None, "containers": [], "not_found": {}}
             return _rescoped(scope, [answer], str(exc), None, None)
-    answers = docker_engine.survey(client, request.names, request.include_stopped, engine=engine)
+    answers = docker_engine.ask(client, request.names, request.include_stopped, engine=engine,
+                               deadline=request.engine_deadline)
     for answer in answers:
         answer["facts"] = None
         if not answer.get("error"):

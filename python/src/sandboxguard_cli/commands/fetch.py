@@ -38,7 +38,7 @@ def register(subparsers):
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", help="the sandbox is an SSH host (needs paramiko)")
     where.add_argument("--docker", metavar="CONTAINER",
-                       help="the sandbox is a running container (needs the Docker SDK)")
+                       help="the sandbox is a running container (its engine: DOCKER_HOST or the local socket)")
     where.add_argument("--local", action="store_true", help="the sandbox is this machine (sh runs locally)")
     src_help = "absolute, normalised path of the file inside the sandbox (or ~/PATH with --remote-home)"
     parser.add_argument("src", metavar="SRC", help=src_help)

@@ -3,6 +3,7 @@
 """`sandboxguard sweep` and `sandboxguard watch`: Docker sandboxes, now and on container stop."""
 import os
 import shlex
+import signal
 import stat
 import threading
 
@@ -68,9 +69,11 @@ def register(subparsers):
 
     watch = subparsers.add_parser(
         "watch", help="sweep a container's sandbox mounts as soon as it stops or dies (Docker events)",
-        description="Follow the engine's events and sweep a container's in-scope mounts when it stops or dies. "
-                    "Prints one JSON line per sweep. Runs until interrupted; exits 1 when the engine goes away "
-                    "(run it under systemd with Restart=on-failure).")
+        description="Follow the engines' events and sweep a container's in-scope mounts when it stops or dies. "
+                    "Prints one JSON line per sweep. An engine whose stream ends or fails is asked again with a "
+                    "backoff (engine-lost, engine-back lines), and what stopped meanwhile is swept when it comes "
+                    "back; the other engines go on. Runs until SIGTERM or SIGINT (exit 0); exits 1 only when no "
+                    "engine socket is there at all.")
     _scope_args(watch)
     textfile.add_option(watch, "watch", long_running=True)
     watch.set_defaults(func=run_watch)
@@ -83,11 +86,14 @@ def _homes(args):
     return [env] if env else [os.path.join(os.path.expanduser("~"), ".hermes")]
 
 
-def _connect(args):
-    """The engines to ask, or None after saying on stderr (and, for sweep --json, in an
-    envelope on stdout: --json always prints one) that none answered."""
+def _connect(args, watching=False):
+    """The engines (each asked on its own), or None after saying on stderr (and, for sweep
+    --json, in an envelope on stdout: --json always prints one) that none can be used. The
+    watcher keeps an engine that did not answer yet: it asks it again later."""
     try:
-        return docker_engine.connect_engines(args.docker_host)
+        if watching:
+            return docker_engine.engines_present(args.docker_host, docker_engine.DEFAULT_TIMEOUT_S)
+        return docker_engine.connect_engines(args.docker_host, docker_engine.DEFAULT_TIMEOUT_S)
     except docker_engine.EngineError as exc:
         output.error_line("sandboxguard %s" % args.command, str(exc))
         if getattr(args, "json", False):
@@ -120,8 +126,7 @@ def run_sweep(args):
     # a dry run that would change something leaves findings: exit 1, as scan and strip --dry-run
     code = output.emit(result, args.json, print_human, findings=bool(result["dry_run"] and result["changed"]))
     if metrics is not None:
-        names = [e["name"] for e in result["engine"].get("engines") or [result["engine"]]]
-        _record_sweep(metrics, result, textfile.engines_answered(names, client))
+        _record_sweep(metrics, result, textfile.engines_up(result.get("engines") or ()))
         if not _write(metrics, args.command):
             code = EXIT_FINDINGS
     return code
@@ -179,6 +184,10 @@ def print_human(result, out):
     engine = result["engine"]
     if engine["reason"]:
         out.write("engine: %s\n" % one_line(engine["reason"]))
+    for row in result.get("engines") or ():
+        if row["error"]:
+            out.write("engine %s (%s) not asked: %s\n" % (one_line(row["name"]), one_line(row["url"] or "-"),
+                                                          one_line(row["error"])))
     for root in result["root_sources"]:
         out.write("root: %s (%s)\n" % (escape(root["realpath"]), one_line(root["source"])))
     for refused in result["refused_roots"]:
@@ -225,6 +234,9 @@ def _print_event(event):
         output.error_line("sandboxguard watch", "refused root %s: %s" % (escape(item["path"]), item["reason"]))
     for warning in event.get("warnings", ()):
         output.warning_line(warning, flush=True)
+    if event.get("event") == "engine-lost":
+        output.warning_line("engine %s (%s): %s; asked again in %g s" % (
+            event["engine"], event["url"], event["error"], event["retry_in"]), flush=True)
 
 
 class _WatchMetrics:
@@ -241,19 +253,18 @@ class _WatchMetrics:
         with self.lock:
             state = self.metrics.state
             if event.get("event") == "watching":
-                state["engines"] = textfile.engines_answered(event.get("engines") or (), self.client)
+                state["engines"] = textfile.engines_up([{"name": name} for name in event.get("engines") or ()]
+                                                       + list(event.get("failed") or ()))
                 self.metrics.succeeded()
             elif "report" in event:
                 self.healthy = _record_sweep(self.metrics, event["report"])
+            elif event.get("event") == "engine-lost":  # its stream ended or failed: asked again with a backoff
+                state["errors"]["engine"] += 1
+                state["engines"][event.get("engine") or "auto"] = 0
+            elif event.get("event") == "engine-back":
+                state["engines"][event.get("engine") or "auto"] = 1
             elif event.get("error"):  # a container the engine could not inspect
                 state["errors"]["engine"] += 1
-            _write(self.metrics, "watch")
-
-    def lost_engine(self):
-        with self.lock:
-            state = self.metrics.state
-            state["errors"]["engine"] += 1
-            state["engines"] = {name: 0 for name in state["engines"]} or {"auto": 0}
             _write(self.metrics, "watch")
 
     def beat(self):
@@ -275,7 +286,7 @@ class _WatchMetrics:
 def run_watch(args):
     _check(args)
     metrics = textfile.open_for(args, "watch")
-    client = _connect(args)
+    client = _connect(args, watching=True)
     if client is None:
         if metrics is not None:
             metrics.state["errors"]["engine"] = 1
@@ -290,20 +301,17 @@ def run_watch(args):
             watcher.on_event(event)  # first: once a line is out, the textfile says it too
             _print_event(event)
         watcher.start()
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         sweepmod.watch(client, _homes(args), args.sandbox_dir, args.root, method=args.method, image=args.image,
                        owner=_owner(args.owner), budget_per_step=args.budget_per_step, chown=not args.no_chown,
-                       emit=emit, providers=runner_options.providers(args))
+                       emit=emit, providers=runner_options.providers(args), stop=stop)
     except KeyboardInterrupt:
         return EXIT_OK
-    except docker_engine.EngineError as exc:
-        output.error_line("sandboxguard watch", str(exc))
-        if watcher is not None:
-            watcher.lost_engine()
-        return EXIT_FINDINGS
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if watcher is not None:
             watcher.stop()
-    if watcher is not None:  # the engine closed the stream
-        watcher.lost_engine()
-    return EXIT_FINDINGS  # the engine closed the stream: let systemd restart us
+    return EXIT_OK  # asked to stop: an engine's stream ending never ends the watcher
