@@ -226,7 +226,7 @@ integration() { # [VENV]: the whole directory with .venv, or the module-level te
   # SANDBOXGUARD_INTEGRATION_BESIDE: files the `integration-fleet` step runs beside this one
   local ignore=() f
   for f in ${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default}; do ignore+=("--ignore=$f"); done
-  .venv/bin/pytest tests/integration "${ignore[@]}"
+  .venv/bin/pytest --durations=40 tests/integration "${ignore[@]}"
   rc=$?
   if [ "$rc" -eq 5 ]; then
     if compgen -G 'tests/integration/test_*.py' >/dev/null || compgen -G 'tests/integration/*_test.py' >/dev/null; then

@@ -80,7 +80,7 @@ def test_dockers_default_is_read_from_a_throwaway_container_and_left_no_containe
         base, source = bases.docker_default(client, IMAGE)
         assert base["defaultAction"] == "SCMP_ACT_ERRNO" and source["engine"] == "docker"
         assert "Docker's builtin default" in source["origin"]
-        left = client.api.containers(all=True, filters={"label": "sandboxguard=seccomp-base"})
+        left = client.containers(all=True, filters={"label": ["sandboxguard=seccomp-base"]})
         assert left == []
     finally:
         client.close()

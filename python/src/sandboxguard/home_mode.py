@@ -34,6 +34,7 @@ import contextlib
 import os
 import tempfile
 
+from ._core.pathnames import is_within
 from ._terminal.configure import (
     CONFIG_KEY,
     CONFIG_NAME,
@@ -266,10 +267,7 @@ def protected_homes(env, process_home=None, account=None, in_container=False, is
 def is_in_protected_home(path, homes):
     """True when *path* (normalised, not resolved) is one of *homes* or lies under one."""
     target = norm_path(path)
-    for home in homes:
-        if target == home or target.startswith(home.rstrip(os.sep) + os.sep):
-            return True
-    return False
+    return any(is_within(target, home) for home in homes)
 
 
 def isolation_layout(hermes_home):

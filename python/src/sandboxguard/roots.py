@@ -20,6 +20,7 @@ import stat
 
 from ._core import safefs
 from ._core.mountinfo import mount_id_of_fd, read_mountinfo, source_paths
+from ._core.pathnames import is_within
 from ._core.safefs import HeldFd, PathRefused
 from ._core.text import escape
 
@@ -53,7 +54,7 @@ class RootMissing(RootRefused):
 def refusal_reason(real):
     """Why an absolute, resolved path is refused as a root, or None (pure)."""
     for tree in SYSTEM_TREES:
-        if real == tree or real.startswith(tree + "/"):
+        if is_within(real, tree):
             return "refusing a system path (%s and everything under it); name the sandbox directory instead" % tree
     if real in SYSTEM_DIRS:
         return "refusing a system directory as a root (too broad); name the sandbox directory below it instead"

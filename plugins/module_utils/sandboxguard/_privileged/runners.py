@@ -38,6 +38,7 @@ import time
 from .. import report as envelope
 from .. import strip as stripmod
 from .._core import defaults, safefs
+from .._core.pathnames import is_within
 from .._core.text import escape, one_line
 from .._walk.fileops import CHOWN_FROM_OTHERS
 from ..errors import InputError
@@ -204,10 +205,10 @@ def _open_work_folder(held, folder, owner, shown):
     base = held.path.rstrip("/")
     if folder.startswith("/"):
         normal = posixpath.normpath(folder)
-        if normal == base or base.startswith(normal.rstrip("/") + "/"):
+        if is_within(base, normal):
             raise RunnerRefused(shown, "workFolder %s is the runner directory or one above it; set it to a "
                                 "directory below, e.g. _work" % escape(folder))
-        if not normal.startswith(base + "/"):
+        if not is_within(normal, base, strict=True):
             return _open_outside_work_folder(folder, owner, shown)
         folder = normal[len(base) + 1:]
     names = [name for name in folder.split("/") if name not in ("", ".")]
@@ -375,7 +376,7 @@ def _load_toml(data, shown):
 
 def _covered(path, binds):
     """Whether the container path ``path`` is at or below one of ``binds``' destinations."""
-    return any(path == dest or path.startswith(dest.rstrip("/") + "/") for dest in binds)
+    return any(is_within(path, dest) for dest in binds)
 
 
 def _add_root(found, path, source):

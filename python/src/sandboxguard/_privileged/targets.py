@@ -11,6 +11,7 @@ from the engine's path. Touches the system where a function says so.
 import os
 
 from .._core import safefs
+from .._core.pathnames import is_within
 from .._core.text import escape
 from ..roots import OpenRoot
 from . import sandboxes
@@ -66,7 +67,7 @@ def open_target(root, realpath):
     base = root.realpath.rstrip("/")
     if realpath == root.realpath:
         return root.held.borrowed(), None
-    if not realpath.startswith(base + "/"):
+    if not is_within(realpath, base, strict=True):
         return None, "not below its root %s" % escape(root.realpath)
     fd = os.dup(root.held.fd)
     shown = base
