@@ -220,7 +220,7 @@ integration() { # [VENV]: the whole directory with .venv, or the module-level te
     mapfile -t files < <(grep -l 'pytest\.mark\.controller' tests/integration/test_*.py |
       grep -v -x -F -f <(printf '%s\n' ${SANDBOXGUARD_CONTROLLER_SKIP-tests/integration/test_sweep_role.py} "/dev/null/none"))
     [ ${#files[@]} -gt 0 ] || { echo "no test file in tests/integration carries pytest.mark.controller"; return 1; }
-    "$1/bin/python" -m pytest -p no:cacheprovider -m controller "${files[@]}"
+    "$1/bin/python" -m pytest -p no:cacheprovider --durations=25 -m controller "${files[@]}"
     return $?
   fi
   # SANDBOXGUARD_INTEGRATION_BESIDE: files the `integration-fleet` step runs beside this one
