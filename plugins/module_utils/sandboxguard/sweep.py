@@ -167,8 +167,8 @@ def engines_into(result, found):
     and the result incomplete: what that engine runs was not seen."""
     result["engines"] = found.engine_summary()
     for row in found.engine_errors():
-        envelope.add_error(result, row.get("url") or row["name"], "engine", "engine %s: %s" % (row["name"],
-                                                                                           row["error"]))
+        text = "engine %s: %s" % (row["name"], row["error"])
+        envelope.add_error(result, row.get("url") or row["name"], "engine", text)
         result["complete"] = False
 
 

@@ -129,8 +129,8 @@ def privileged_scope(found):
                "targets": [t.realpath for t in found.targets], "engines": found.engine_summary()}
     return {"walk": walk, "paths": [root.realpath for root in walk], "absent": list(found.absent), "errors": errors,
             "warnings": warnings, "owned": [root for root in found.owned if root.is_dir],
-            "engine_summary": summary, "homes": [*request.hermes_homes, *([request.sandbox_dir]
-                                                                        if request.sandbox_dir else [])]}
+            "engine_summary": summary,
+            "homes": [*request.hermes_homes, *([request.sandbox_dir] if request.sandbox_dir else [])]}
 
 
 def check_privileged_files(paths=(), hermes_homes=(), sandbox_dir=None, docker=DEFAULT_DOCKER_MODE,

@@ -148,7 +148,7 @@ def docker_default(client, image, dirs=None):
                                    "default to keep; give the base with --base FILE" % (daemon or "seccomp off"))
     version = (engine_run.engine_version(client) or {}).get("Version")
     cid = engine_run.start_container(client, image, ["3600"], {"NetworkMode": "none"}, THROWAWAY_LABEL,
-                                        entrypoint=["sleep"])
+                                     entrypoint=["sleep"])
     try:
         spec = read_bundle_spec(cid, dirs)
     finally:

@@ -155,7 +155,7 @@ def run_attempts(client, image, config, timeout):
 
     try:
         cid = engine_run.start_container(client, image, ["-c", probe_script.SCRIPT], config, LABELS,
-                                            entrypoint=["python3"])
+                                         entrypoint=["python3"])
     except docker_engine.EngineError as exc:
         return {}, False, str(exc)
     try:

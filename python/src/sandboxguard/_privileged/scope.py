@@ -105,8 +105,8 @@ class Request(_Frozen):
             paths = [paths]
         if isinstance(github_runners, (str, bytes)):
             github_runners = [github_runners]
-        unknown = sorted(set(more) - {"providers", "find_github_runners", "task_dirs", "engine_timeout",
-                                   "engine_deadline"})
+        known = {"providers", "find_github_runners", "task_dirs", "engine_timeout", "engine_deadline"}
+        unknown = sorted(set(more) - known)
         if unknown:
             raise TypeError("unknown scope request option(s): %s" % ", ".join(unknown))
         self._set(hermes_homes=tuple(h for h in hermes_homes or () if h), sandbox_dir=sandbox_dir or None,
@@ -325,7 +325,7 @@ def _with_engines(scope, request, client, engine):
                       "facts": None, "containers": [], "not_found": {}}
             return _rescoped(scope, [answer], str(exc), None, None)
     answers = docker_engine.ask(client, request.names, request.include_stopped, engine=engine,
-                               deadline=request.engine_deadline)
+                                deadline=request.engine_deadline)
     for answer in answers:
         answer["facts"] = None
         if not answer.get("error"):

@@ -121,7 +121,8 @@ def staged(target, staging_dir=STAGING_DIR):
     system path; raises StagingError when the staging bind cannot be made (not root:
     the mount needs CAP_SYS_ADMIN) or ``staging_dir`` is not root's alone.
     """
-    with _held(target) as root:
+    # the held root is closed when the caller's with-block ends (this generator is a context manager)
+    with _held(target) as root:  # pylint: disable=contextmanager-generator-missing-cleanup
         if _trusted_chain(root.path):
             yield root.path, root.st  # only root (or we) can change any directory on the way
             return
