@@ -8,7 +8,13 @@ sandboxguard.boundary.leaks``); the defaults come from the library.
 """
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._leaks.home import (
+    DEFAULT_TMP_PATTERNS,
+    RUNTIME_ROOT,
+    TMP_DIR,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._leaks.cron import SPOOL_DIR
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._leaks.atjobs import AT_SPOOL_DIRS
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list, as_value
 
 LEAKS_ARGUMENT_SPEC = dict(
@@ -16,12 +22,12 @@ LEAKS_ARGUMENT_SPEC = dict(
     hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
     sandbox_dir=dict(type="path"),
     agent_user=dict(type="str"),
-    tmp_dir=dict(type="path", default=leaks.TMP_DIR),
-    tmp_patterns=dict(type="list", elements="str", default=list(leaks.DEFAULT_TMP_PATTERNS)),
-    spool_dir=dict(type="path", default=leaks.SPOOL_DIR),
+    tmp_dir=dict(type="path", default=TMP_DIR),
+    tmp_patterns=dict(type="list", elements="str", default=list(DEFAULT_TMP_PATTERNS)),
+    spool_dir=dict(type="path", default=SPOOL_DIR),
     min_age=dict(type="int", default=0),
-    at_spool_dirs=dict(type="list", elements="path", default=list(leaks.AT_SPOOL_DIRS)),
-    runtime_root=dict(type="path", default=leaks.RUNTIME_ROOT),
+    at_spool_dirs=dict(type="list", elements="path", default=list(AT_SPOOL_DIRS)),
+    runtime_root=dict(type="path", default=RUNTIME_ROOT),
 )
 
 

@@ -18,6 +18,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     warn,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._walk import fileops
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
@@ -73,7 +74,7 @@ def walk_paths(module):
 def check_owner(module, chown_to, owner, group):
     """chown_to as the walk takes it, or fail the task naming owner/group."""
     try:
-        return stripmod.check_owner(chown_to)
+        return fileops.check_owner(chown_to)
     except InputError as exc:
         who = owner if group is None else "%s group %s" % (owner, group)
         fail(module, "owner %s: %s" % (who, str(exc).replace("chown_to ", "")))

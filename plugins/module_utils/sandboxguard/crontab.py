@@ -39,6 +39,8 @@ import sys
 import tempfile
 import time
 
+__all__ = ["install_shim", "main"]
+
 PROGRAM = "crontab"
 TABLE_ENV = "EVAL_CRONTAB_FILE"
 HERMES_HOME_ENV = "HERMES_HOME"
