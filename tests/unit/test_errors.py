@@ -30,7 +30,7 @@ NOT_INPUT = {
     "fileops.ChangedUnderUs": "a race: the file changed while it was being fixed",
     "forked.Stopped": "control flow of a forked worker (a BaseException)",
     "fetch._Refused": "internal: becomes the fetch report's refusal, never leaves fetch",
-    "crontab.CrontabExit": "crontab.py runs standalone and imports nothing from the package",
+    "crontab_shim.CrontabExit": "crontab_shim.py runs standalone and imports nothing from the package",
     "fdmount.Refused": "fdmount.py runs standalone (the boot program) and imports nothing from the package",
 }
 

@@ -20,7 +20,7 @@ of them finds the same guarantees:
   fsynced: after a crash the file is the old one or the new one, whole;
 - nothing is left behind when any step fails.
 
-The crontab shim (``crontab.py``) keeps its own copy of this: it runs standalone, as
+The crontab shim (``_terminal/crontab_shim.py``) keeps its own copy of this: it runs standalone, as
 ``/usr/bin/python3 crontab``, and imports nothing from the package.
 """
 import os
