@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module-side glue shared by leaks_info and leaks_remove: the options that find leaks, one spec.
+"""PRIVATE to the library and the collection.
+
+Module-side glue shared by leaks_info and leaks_remove: the options that find leaks, one spec.
 
 Documented once, in plugins/doc_fragments/leaks.py (``extends_documentation_fragment:
 sandboxguard.boundary.leaks``); the defaults come from the library.

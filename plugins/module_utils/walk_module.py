@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module-side glue shared by the modules that walk a tree: options, diff, warnings.
+"""PRIVATE to the library and the collection.
+
+Module-side glue shared by the modules that walk a tree: options, diff, warnings.
 
 Names in the diff and the warnings are text.escape-d; the result itself is carried by
 report_module (text.for_result: a name that is not UTF-8 escaped, its bytes in ``*_b64``).

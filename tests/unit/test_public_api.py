@@ -316,6 +316,33 @@ def test_the_hub_rule_sees_each_way_of_reading_a_name(source, package, expected)
     assert hub_uses(ast.parse(source), package, rows, own) == expected
 
 
+PRIVATE_NOTICE = "PRIVATE to the library and the collection"
+
+
+def private_files():
+    """Every file of the private packages (but their __init__.py, which stay empty) and every
+    file of the modules' glue (plugins/module_utils/*.py; its sandboxguard/ is the library's copy)."""
+    found = [path for name, path in modules().items() if name.startswith("_") and not path.endswith("__init__.py")]
+    glue = os.path.join(TOP, "plugins", "module_utils")
+    found += [os.path.join(glue, name) for name in os.listdir(glue) if name.endswith(".py") and name != "__init__.py"]
+    return sorted(found)
+
+
+def test_private_files_say_so_first():
+    """community.crypto marks every _crypto/ and _acme/ file private to the collection: here the
+    first words of each private file's docstring do, where ``help()`` and a reader look first."""
+    files = private_files()
+    assert any(p.endswith(os.path.join("_core", "text.py")) for p in files)
+    assert any(p.endswith(os.path.join("module_utils", "walk_module.py")) for p in files) and len(files) > 60
+    unmarked = []
+    for path in files:
+        with open(path, encoding="utf-8") as handle:
+            doc = ast.get_docstring(ast.parse(handle.read(), path)) or ""
+        if not doc.startswith(PRIVATE_NOTICE):
+            unmarked.append(os.path.relpath(path, TOP))
+    assert unmarked == [], "start each docstring with %r: %s" % (PRIVATE_NOTICE + ".", unmarked)
+
+
 def test_every_public_signature_is_the_pinned_one():
     changed = differences(current(), pinned())
     assert not changed, "public signature(s) changed:\n%s\n\n%s" % ("\n".join(changed), DEPRECATE)

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fleet/audit.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit on one host: every boundary in one read-only pass.
+"""PRIVATE to the library and the collection.
+
+The fleet audit on one host: every boundary in one read-only pass.
 
 ``audit_host`` runs each check and returns one record (see audit_record.host_record):
 

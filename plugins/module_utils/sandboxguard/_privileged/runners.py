@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_privileged/runners.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""CI runners as scope providers, and the ownership return after a GitHub runner's job.
+"""PRIVATE to the library and the collection.
+
+CI runners as scope providers, and the ownership return after a GitHub runner's job.
 
 The hosts that run other people's containers are CI runners. What a root container leaves
 there lands in directories the runner binds into its jobs:

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The library's one atomic file write: a temporary file in the same directory, fsync, rename.
+"""PRIVATE to the library and the collection.
+
+The library's one atomic file write: a temporary file in the same directory, fsync, rename.
 
 Every file the library writes whole lands through :func:`write_at` under a directory
 descriptor the caller proved (or :func:`write`, which proves the directory with

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The crontab header rule for the leak audit and leaks_remove, without crontab_shim.py.
+"""PRIVATE to the library and the collection.
+
+The crontab header rule for the leak audit and leaks_remove, without crontab_shim.py.
 
 crontab_shim.py runs standalone as the eval shim, so it cannot import this, and importing it
 would put the whole shim (a thousand lines) in the AnsiballZ payload of every module that

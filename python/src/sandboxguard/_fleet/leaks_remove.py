@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The remedy for what leaks.audit finds: take each leak out of service, reversibly.
+"""PRIVATE to the library and the collection.
+
+The remedy for what leaks.audit finds: take each leak out of service, reversibly.
 
 Nothing is deleted outright. Each finding of ``leaks.audit`` is moved into a quarantine
 directory (``/var/lib/sandboxguard/quarantine/<UTC time>/`` by default, 0700), under its

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Every fix of the remediate playbook on one host, in one call (one module round trip per host).
+"""PRIVATE to the library and the collection.
+
+Every fix of the remediate playbook on one host, in one call (one module round trip per host).
 
 ``remediate_host`` decides the scope exactly as the audit does (audit.py) and runs each fix
 through the library call its single-step module makes, never a second implementation:
