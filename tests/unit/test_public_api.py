@@ -269,15 +269,17 @@ def hub_uses(tree, package, rows, own):
 
 def _readers():
     """(file, tree, package) of everything that imports the library: the library itself (its
-    private packages and the public modules), the CLI, the modules' glue, and the tests."""
+    private packages and the public modules), the CLI, the modules' glue and plugins, the tests,
+    the benchmarks and the tools."""
     for name, path in sorted(modules().items()):
         package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
         with open(path, encoding="utf-8") as handle:
             yield os.path.relpath(path, TOP), ast.parse(handle.read(), path), package
     for rel, tree in _sources(*ADAPTERS):
         yield rel, tree, None
-    for rel, tree in _sources(os.path.join(TOP, "tests")):
-        yield os.path.join("tests", rel), tree, None
+    for top in ("tests", "benchmarks", "tools", os.path.join("plugins", "filter")):
+        for rel, tree in _sources(os.path.join(TOP, top)):
+            yield os.path.join(top, rel), tree, None
 
 
 def test_nothing_reads_a_private_name_through_a_public_module():
