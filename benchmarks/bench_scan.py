@@ -453,7 +453,7 @@ def profile_walk(root):
             from sandboxguard._walk import walk as walkmod  # noqa: PLC0415
             from sandboxguard.roots import open_root  # noqa: PLC0415
 
-            report = stripmod.new_report([root], True)
+            report = walkmod.new_report([root], True)
             opts = stripmod.StripOptions(actions=("setid", "caps"), dry_run=True, budget=0)
             walker = walkmod.Walk(report, opts, use_chdir=True, workers=1)
             prof = cProfile.Profile()

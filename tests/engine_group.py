@@ -5,6 +5,7 @@ inspect documents a test puts in a list, and a user's rootless Podman socket who
 answer is an HTTP 500 (issue 26's first fake engine). For unit tests of what the scope's
 consumers (audit, guard, remediate) do with one engine's error."""
 from sandboxguard import docker_engine
+from sandboxguard._core.engine_api import APIError
 
 GOOD_URL = "unix:///var/run/docker.sock"
 BAD_URL = "unix:///run/user/1001/podman/podman.sock"
@@ -51,7 +52,7 @@ def install(monkeypatch, docs, bad=True, good_error=None):
         members = [docker_engine.Engine("docker", GOOD_URL, FakeClient(docs, good_error), "docker", "20.10")]
         if bad:
             members.append(docker_engine.Engine(
-                BAD_NAME, BAD_URL, FakeClient(fail=docker_engine.APIError("GET /info: HTTP 500: fake engine", 500)),
+                BAD_NAME, BAD_URL, FakeClient(fail=APIError("GET /info: HTTP 500: fake engine", 500)),
                 "podman", None, 1001))
         handed.append(docker_engine.Engines(members))
         return handed[-1]

@@ -16,20 +16,25 @@ from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import fetch as fetchlib
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fetch.policy import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_OPEN_TIMEOUT_S,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fetch.program import shell_join
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape, for_result, one_line
 
 ARGUMENT_SPEC = {
     "src": {"type": "str", "required": True},
     "dest": {"type": "path", "required": True},
     "name": {"type": "str"},
-    "max_bytes": {"type": "int", "default": fetchlib.DEFAULT_MAX_BYTES},
+    "max_bytes": {"type": "int", "default": DEFAULT_MAX_BYTES},
     "remote_home": {"type": "str"},
     "remote_hermes_home": {"type": "str"},
     "strict": {"type": "bool", "default": False},
     "private": {"type": "bool", "default": False},
     "executable": {"type": "bool", "default": False},
     "fail_on_refused": {"type": "bool", "default": True},
-    "open_timeout": {"type": "int", "default": fetchlib.DEFAULT_OPEN_TIMEOUT_S},
+    "open_timeout": {"type": "int", "default": DEFAULT_OPEN_TIMEOUT_S},
 }
 
 
@@ -39,7 +44,7 @@ class ActionModule(ActionBase):
 
     def _exec(self, argv):
         """The exec channel: the task's connection, with become if the task asks for it."""
-        result = self._low_level_execute_command(fetchlib.shell_join(argv), sudoable=True,
+        result = self._low_level_execute_command(shell_join(argv), sudoable=True,
                                                  encoding_errors="surrogateescape")
         stdout = to_bytes(result.get("stdout", ""), errors="surrogate_or_strict")
         stderr = to_bytes(result.get("stderr", ""), errors="surrogate_or_strict")

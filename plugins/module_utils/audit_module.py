@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module-side glue shared by audit_info and remediate: the options that decide the audit's
+"""PRIVATE to the library and the collection.
+
+Module-side glue shared by audit_info and remediate: the options that decide the audit's
 scope (one spec; the defaults come from the library), and the one scope request and settings
 built from them (host_inputs: audit.audit_host and remediate.remediate_host take both)."""
 

@@ -1,14 +1,22 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module-side glue shared by leaks_info and leaks_remove: the options that find leaks, one spec.
+"""PRIVATE to the library and the collection.
+
+Module-side glue shared by leaks_info and leaks_remove: the options that find leaks, one spec.
 
 Documented once, in plugins/doc_fragments/leaks.py (``extends_documentation_fragment:
 sandboxguard.boundary.leaks``); the defaults come from the library.
 """
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import leaks
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._leaks.home import (
+    DEFAULT_TMP_PATTERNS,
+    RUNTIME_ROOT,
+    TMP_DIR,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._leaks.cron import SPOOL_DIR
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._leaks.atjobs import AT_SPOOL_DIRS
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list, as_value
 
 LEAKS_ARGUMENT_SPEC = dict(
@@ -16,12 +24,12 @@ LEAKS_ARGUMENT_SPEC = dict(
     hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"], default=[]),
     sandbox_dir=dict(type="path"),
     agent_user=dict(type="str"),
-    tmp_dir=dict(type="path", default=leaks.TMP_DIR),
-    tmp_patterns=dict(type="list", elements="str", default=list(leaks.DEFAULT_TMP_PATTERNS)),
-    spool_dir=dict(type="path", default=leaks.SPOOL_DIR),
+    tmp_dir=dict(type="path", default=TMP_DIR),
+    tmp_patterns=dict(type="list", elements="str", default=list(DEFAULT_TMP_PATTERNS)),
+    spool_dir=dict(type="path", default=SPOOL_DIR),
     min_age=dict(type="int", default=0),
-    at_spool_dirs=dict(type="list", elements="path", default=list(leaks.AT_SPOOL_DIRS)),
-    runtime_root=dict(type="path", default=leaks.RUNTIME_ROOT),
+    at_spool_dirs=dict(type="list", elements="path", default=list(AT_SPOOL_DIRS)),
+    runtime_root=dict(type="path", default=RUNTIME_ROOT),
 )
 
 

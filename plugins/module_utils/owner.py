@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Owner and group options (names or numbers) to (uid, gid), for the modules that chown.
+"""PRIVATE to the library and the collection.
+
+Owner and group options (names or numbers) to (uid, gid), for the modules that chown.
 
 The rule lives once, in the library (sandboxguard.owners); this only turns its error into
 a failed task.

@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The module side of the report envelope, and the one way out of every module.
+"""PRIVATE to the library and the collection.
+
+The module side of the report envelope, and the one way out of every module.
 
 The library already reports ``changed`` as Ansible's check mode means it (in a dry run:
 would change), so the module passes it on. Warnings go through module.warn (Ansible's

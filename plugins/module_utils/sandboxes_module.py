@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module-side glue for the Docker sandbox modules: shared options and the engine connection."""
+"""PRIVATE to the library and the collection.
+
+Module-side glue for the Docker sandbox modules: shared options and the engine connection."""
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import docker_engine

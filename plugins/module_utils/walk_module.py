@@ -1,7 +1,9 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module-side glue shared by the modules that walk a tree: options, diff, warnings.
+"""PRIVATE to the library and the collection.
+
+Module-side glue shared by the modules that walk a tree: options, diff, warnings.
 
 Names in the diff and the warnings are text.escape-d; the result itself is carried by
 report_module (text.for_result: a name that is not UTF-8 escaped, its bytes in ``*_b64``).
@@ -18,6 +20,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_modul
     warn,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._walk import fileops
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
@@ -73,7 +76,7 @@ def walk_paths(module):
 def check_owner(module, chown_to, owner, group):
     """chown_to as the walk takes it, or fail the task naming owner/group."""
     try:
-        return stripmod.check_owner(chown_to)
+        return fileops.check_owner(chown_to)
     except InputError as exc:
         who = owner if group is None else "%s group %s" % (owner, group)
         fail(module, "owner %s: %s" % (who, str(exc).replace("chown_to ", "")))

@@ -329,6 +329,20 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import bwrap as bwrapmod
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._bwrap.run import (
+    DEFAULT_TIMEOUT_S,
+    ProbeUserRefused,
+    resolve_probe_user,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._bwrap.diagnosis import (
+    DEFAULT_MIN_VERSION,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._bwrap.argv import (
+    DEFAULT_LIMITS,
+    DEFAULT_PROFILE,
+    PROFILES,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._bwrap.checks import ISOLATION_CHECKS
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import report as envelope
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.bwrap_settings import (
     validate_plugin_settings,
@@ -339,16 +353,16 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "user": {"type": "str"},
-            "min_version": {"type": "str", "default": bwrapmod.DEFAULT_MIN_VERSION},
+            "min_version": {"type": "str", "default": DEFAULT_MIN_VERSION},
             "bwrap": {"type": "path"},
-            "profile": {"type": "str", "choices": list(bwrapmod.PROFILES), "default": bwrapmod.DEFAULT_PROFILE},
-            "checks": {"type": "list", "elements": "str", "choices": list(bwrapmod.ISOLATION_CHECKS)},
+            "profile": {"type": "str", "choices": list(PROFILES), "default": DEFAULT_PROFILE},
+            "checks": {"type": "list", "elements": "str", "choices": list(ISOLATION_CHECKS)},
             "limits": {"type": "dict", "options": {
-                "memory_mb": {"type": "int", "default": bwrapmod.DEFAULT_LIMITS["memory_mb"]},
-                "cpu_seconds": {"type": "int", "default": bwrapmod.DEFAULT_LIMITS["cpu_seconds"]},
-                "max_procs": {"type": "int", "default": bwrapmod.DEFAULT_LIMITS["max_procs"]},
+                "memory_mb": {"type": "int", "default": DEFAULT_LIMITS["memory_mb"]},
+                "cpu_seconds": {"type": "int", "default": DEFAULT_LIMITS["cpu_seconds"]},
+                "max_procs": {"type": "int", "default": DEFAULT_LIMITS["max_procs"]},
             }},
-            "timeout": {"type": "float", "default": float(bwrapmod.DEFAULT_TIMEOUT_S)},
+            "timeout": {"type": "float", "default": float(DEFAULT_TIMEOUT_S)},
             "require_pass": {"type": "bool", "default": False, "no_log": False},
             "plugin_settings": {"type": "dict"},
             "hermes_home": {"type": "path"},
@@ -362,8 +376,8 @@ def main():
         bwrapmod.check_request(params["min_version"], params["bwrap"], limits, params["timeout"], params["checks"],
                                params["profile"])
     try:
-        bwrapmod.resolve_probe_user(params["user"])
-    except bwrapmod.ProbeUserRefused as exc:
+        resolve_probe_user(params["user"])
+    except ProbeUserRefused as exc:
         fix = "set the user option to the agent user" if os.geteuid() == 0 else "connect as that user or use become"
         fail(module, "user %s: %s (%s)" % (params["user"] or "(unset)", exc, fix),
              reason=exc.reason, remediation="agent_user")

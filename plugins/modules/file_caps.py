@@ -190,7 +190,10 @@ elapsed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._walk.fileops import (
+    CAPS_METHODS,
+    OPTION_DEFAULTS,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.walk_module import (
     WALK_ARGUMENT_SPEC,
     run_walk_module,
@@ -201,7 +204,7 @@ def main():
     argument_spec = dict(WALK_ARGUMENT_SPEC)
     argument_spec.update(
         state=dict(type="str", choices=["absent", "query"], default="absent"),
-        method=dict(type="str", choices=list(stripmod.CAPS_METHODS), default=stripmod.OPTION_DEFAULTS["caps_method"]),
+        method=dict(type="str", choices=list(CAPS_METHODS), default=OPTION_DEFAULTS["caps_method"]),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     query = module.params["state"] == "query"

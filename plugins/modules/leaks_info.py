@@ -234,10 +234,12 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.leaks_module
     leak_scope,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.leaks import (
-    BASELINE_MODES,
-    DEFAULT_BASELINE_MODE,
     audit,
     audit_with_baseline_file,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._leaks.baseline import (
+    BASELINE_MODES,
+    DEFAULT_BASELINE_MODE,
 )
 
 

@@ -195,7 +195,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_result, fail, warn
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import defaults
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import home_mode
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._terminal.modes import CONFIGURED_MODE
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._terminal.configure import (
+    DEFAULT_WHERE,
+    WHERE_CHOICES,
+)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._terminal.eval_tools import (
+    DEFAULT_EVAL_BIN,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._terminal.eval_tools import (
@@ -229,12 +236,12 @@ def main():
         argument_spec=dict(
             hermes_home=dict(type="list", elements="path", aliases=["hermes_homes"]),
             state=dict(type="str", choices=["present", "absent"], default="present"),
-            mode=dict(type="str", default=home_mode.CONFIGURED_MODE),
-            where=dict(type="str", choices=list(home_mode.WHERE_CHOICES), default=home_mode.DEFAULT_WHERE),
+            mode=dict(type="str", default=CONFIGURED_MODE),
+            where=dict(type="str", choices=list(WHERE_CHOICES), default=DEFAULT_WHERE),
             profiles=dict(type="bool", default=True),
             create_profile_home=dict(type="bool", default=True),
             eval_isolation=dict(type="bool", default=False),
-            bin_dir=dict(type="path", default=home_mode.DEFAULT_EVAL_BIN),
+            bin_dir=dict(type="path", default=DEFAULT_EVAL_BIN),
             python=dict(type="path", default=defaults.SYSTEM_PYTHON),
         ),
         required_if=[("state", "present", ("hermes_home",))],

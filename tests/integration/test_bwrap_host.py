@@ -18,6 +18,10 @@ import tempfile
 
 import pytest
 from sandboxguard import bwrap, credentials
+from sandboxguard._bwrap.argv import SANDBOX_BASE_PROCESSES
+from sandboxguard._bwrap.checks import ISOLATION_CHECKS
+from sandboxguard._bwrap.diagnosis import version_at_least
+from sandboxguard._bwrap.host import existing_docker_sockets, hidden_paths, read_bwrap_version
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -34,7 +38,7 @@ def built_bwrap():
                           text=True, check=False, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     path = done.stdout.strip().splitlines()[-1]
-    assert bwrap.version_at_least(bwrap.read_bwrap_version(path)[0], "0.9.0")
+    assert version_at_least(read_bwrap_version(path)[0], "0.9.0")
     return path
 
 
@@ -91,9 +95,9 @@ def test_built_bwrap_passes_the_probe_as_the_agent_user(passing_report):
 
 def test_every_isolation_check_is_green_on_this_host(passing_report):
     statuses = {check["name"]: check["status"] for check in passing_report["isolation"]}
-    expected = {name: "pass" for name in bwrap.ISOLATION_CHECKS}
+    expected = {name: "pass" for name in ISOLATION_CHECKS}
     expected["network_loopback_only"] = "skipped"  # the default profile, network, shares the host network
-    if not bwrap.existing_docker_sockets():
+    if not existing_docker_sockets():
         expected["docker_socket_masked"] = "skipped"  # only when no engine runs here
     assert statuses == expected, passing_report["isolation"]
 
@@ -120,7 +124,7 @@ def test_the_process_limit_is_set_inside_the_sandbox_and_counts_it_alone(built_b
     assert report["ok"] is True, report
     assert report["process_limit_scoped"] is True
     statuses = {c["name"]: (c["status"], c["detail"]) for c in report["isolation"]}
-    assert statuses["rlimit_nproc"] == ("pass", "max processes is %d" % (20 + bwrap.SANDBOX_BASE_PROCESSES))
+    assert statuses["rlimit_nproc"] == ("pass", "max processes is %d" % (20 + SANDBOX_BASE_PROCESSES))
     argv = report["probe"]["argv"]
     assert not any(a.startswith("--nproc") for a in argv[:argv.index(built_bwrap)])
 
@@ -159,7 +163,7 @@ def test_every_store_of_the_one_list_is_hidden_in_the_real_sandbox(built_bwrap, 
         for root, dirs, files in os.walk(home):
             for name in dirs + files:
                 os.chown(os.path.join(root, name), agent.pw_uid, agent.pw_gid)
-        dirs, files = bwrap.hidden_paths(home)
+        dirs, files = hidden_paths(home)
         assert len(dirs) + len(files) == len(credentials.home_stores("bwrap"))
         report = bwrap.probe(user=AGENT, bwrap=built_bwrap, checks=["credentials_hidden"])
         assert report["ok"] is True, report

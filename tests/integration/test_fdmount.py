@@ -12,9 +12,9 @@ import subprocess
 import uuid
 
 import pytest
-from sandboxguard import sweep
 from sandboxguard._core import fdmount, mountinfo
 from sandboxguard._privileged import staging
+from sandboxguard._privileged.sweep_steps import sweep_container
 from sandboxguard.roots import RootRefused
 
 pytestmark = pytest.mark.root
@@ -258,7 +258,7 @@ def test_a_container_step_does_nothing_on_a_directory_that_is_not_the_proven_one
     def wrong_stage(target):
         yield other, os.stat(target)  # an engine that mounted something else under the name
 
-    steps = sweep.sweep_container(client, agent_dir, (65534, 65534), (0,), 30, IMAGE, steps=("chown",),
+    steps = sweep_container(client, agent_dir, (65534, 65534), (0,), 30, IMAGE, steps=("chown",),
                                   stage=wrong_stage)
     assert steps[0]["error"] and "not the directory the host proved" in steps[0]["error"], steps
     assert os.stat(other + "/rootfile").st_uid == 0 and os.stat(other).st_uid == 0

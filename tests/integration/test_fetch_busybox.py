@@ -15,6 +15,7 @@ import time
 import pytest
 from fetch_fixtures import SECRET, make_file
 from sandboxguard import fetch as F
+from sandboxguard._fetch.policy import DEFAULT_OPEN_TIMEOUT_S
 from sandboxguard.transport_local import LocalExec
 
 pytestmark = [pytest.mark.root]
@@ -94,7 +95,7 @@ def test_fifo_is_refused_without_blocking(root, channel, dest):
     started = time.monotonic()
     report = run(channel, HOME + "/out/pipe", dest)
     assert report["refused_code"] == "fifo"
-    assert time.monotonic() - started < F.DEFAULT_OPEN_TIMEOUT_S
+    assert time.monotonic() - started < DEFAULT_OPEN_TIMEOUT_S
 
 
 def test_file_that_lies_about_its_size_is_cut_at_max_bytes_plus_one(channel, dest):

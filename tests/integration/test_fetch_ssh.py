@@ -15,6 +15,7 @@ import time
 import pytest
 from fetch_fixtures import SECRET, SSHD, make_file
 from sandboxguard import fetch as F
+from sandboxguard._fetch.policy import DEFAULT_OPEN_TIMEOUT_S
 from sandboxguard.transport_ssh import SSHExec
 
 pytestmark = [pytest.mark.root]
@@ -129,7 +130,7 @@ def test_fifo_is_refused_without_blocking(sshd, work, channel, dest):
     started = time.monotonic()
     report = run(channel, sshd, os.path.join(work, "pipe"), dest)
     assert report["refused_code"] == "fifo"
-    assert time.monotonic() - started < F.DEFAULT_OPEN_TIMEOUT_S
+    assert time.monotonic() - started < DEFAULT_OPEN_TIMEOUT_S
     assert list(dest.iterdir()) == []
 
 

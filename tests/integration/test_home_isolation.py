@@ -254,12 +254,13 @@ def test_home_env_refuses_an_unknown_mode(tmp_path):
 
 def test_eval_run_wrapper_child_stays_in_the_run_dir(agent):
     from sandboxguard import home_mode
+    from sandboxguard._terminal.eval_tools import EVAL_WRAPPER_NAME
 
     bin_dir = os.path.join(os.path.dirname(agent["lib"]), "eval-bin")
     home_mode.install_eval_tools(bin_dir, python=SYSTEM_PYTHON)
     os.chmod(bin_dir, 0o755)
     tmp_before = tmp_entries_of(agent["uid"])
-    proc = run_as_agent(agent, [os.path.join(bin_dir, home_mode.EVAL_WRAPPER_NAME), agent["run"], "/bin/sh", "-c",
+    proc = run_as_agent(agent, [os.path.join(bin_dir, EVAL_WRAPPER_NAME), agent["run"], "/bin/sh", "-c",
                                 CHILD])
     assert proc.returncode == 0, proc.stderr
     assert_everything_landed_in_the_run_dir(agent, tmp_before)

@@ -22,6 +22,7 @@ from racing import DEFAULT_SECONDS, RaceWorld, exchange
 from sandboxguard import sweep
 from sandboxguard._core import fdmount, mountinfo
 from sandboxguard._privileged import nosuid
+from sandboxguard._privileged.sweep_steps import sweep_container
 from sandboxguard.roots import open_root
 
 pytestmark = pytest.mark.root
@@ -288,7 +289,7 @@ def test_container_method_never_chowns_a_root_directory_to_the_agent(world, clie
     tally = Tally()
 
     def one_sweep():
-        steps = sweep.sweep_container(client, target, (world.uid, world.gid), (0,), 30, IMAGE, steps=("chown",))
+        steps = sweep_container(client, target, (world.uid, world.gid), (0,), 30, IMAGE, steps=("chown",))
         return steps[0]
 
     def undo(outcome):

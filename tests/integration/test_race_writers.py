@@ -24,6 +24,7 @@ import pytest
 from racing import RaceWorld, exchange, fifo, python, relink
 from sandboxguard import crontab, fetch, hermes_config, home_mode
 from sandboxguard._fleet import audit
+from sandboxguard._terminal.eval_tools import EVAL_WRAPPER_NAME, eval_wrapper_text
 from sandboxguard.transport_local import LocalExec
 
 pytestmark = pytest.mark.root
@@ -429,9 +430,9 @@ def test_the_eval_wrapper_run_by_root_on_an_agents_run_dir_changes_nothing_outsi
     world.agent_dir("run/cache/scratch")
     world.agent_dir("run/home")
     lib = os.path.dirname(world.victim_path("lib/scratch"))
-    wrapper = os.path.join(world.base, home_mode.EVAL_WRAPPER_NAME)
+    wrapper = os.path.join(world.base, EVAL_WRAPPER_NAME)
     with open(wrapper, "w") as handle:
-        handle.write(home_mode.eval_wrapper_text(world.base + "/eval-bin"))
+        handle.write(eval_wrapper_text(world.base + "/eval-bin"))
     os.chmod(wrapper, 0o755)
     world.attack(exchange(run + "/cache", lib))
     said = []

@@ -101,6 +101,7 @@ def test_held_directory_descriptors_stay_within_max_held_dir_fds(deep_tree):
     """Counted from inside the walk: the process never holds more directory descriptors
     than MAX_HELD_DIR_FDS plus the few in use at one moment."""
     from sandboxguard import strip
+    from sandboxguard._walk.walk import MAX_HELD_DIR_FDS
 
     peak = [0]
 
@@ -111,4 +112,4 @@ def test_held_directory_descriptors_stay_within_max_held_dir_fds(deep_tree):
     report = strip.run([str(deep_tree)], actions=("setid",), dry_run=True, budget=0, fork=False, progress=count,
                        progress_interval=0, max_listed=0)
     assert report["counts"]["setid"] == DEPTH and report["errors"] == []
-    assert peak[0] - before <= strip.MAX_HELD_DIR_FDS + 4, peak[0] - before
+    assert peak[0] - before <= MAX_HELD_DIR_FDS + 4, peak[0] - before

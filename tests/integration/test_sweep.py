@@ -14,6 +14,7 @@ import pytest
 from docker_sdk import sdk_client
 from sandboxguard import caps as capsmod
 from sandboxguard import docker_engine, sweep
+from sandboxguard._privileged.sweep_steps import sweep_container, sweep_native
 
 pytestmark = [pytest.mark.docker, pytest.mark.root]
 
@@ -167,7 +168,7 @@ def test_container_caps_step_clears_capabilities_on_agent_owned_files(client, he
     shutil.copy("/bin/true", f)
     os.chown(f, *AGENT)
     os.setxattr(f, capsmod.XATTR_NAME, capsmod.encode_vfs_cap(permitted={13}, effective=True))
-    steps = sweep.sweep_container(client, hermes["workspace"], AGENT, (0,), 30, busybox_image, steps=("caps",))
+    steps = sweep_container(client, hermes["workspace"], AGENT, (0,), 30, busybox_image, steps=("caps",))
     assert steps[0]["error"] is None
     assert capsmod.XATTR_NAME not in os.listxattr(f)
     assert (os.lstat(f).st_uid, os.lstat(f).st_gid) == AGENT
@@ -176,11 +177,11 @@ def test_container_caps_step_clears_capabilities_on_agent_owned_files(client, he
 def test_ownership_return_alone_clears_setuid_and_caps_but_not_setgid_without_group_exec(attacked):
     """The kernel rule the order relies on: chown clears what it can, the strip does the rest."""
     dist = os.path.join(attacked["workspace"], "dist")
-    sweep.sweep_native(attacked["workspace"], AGENT, (0,), 10, steps=("chown",))
+    sweep_native(attacked["workspace"], AGENT, (0,), 10, steps=("chown",))
     assert stat.S_IMODE(os.lstat(os.path.join(dist, "suid")).st_mode) == 0o755
     assert capsmod.XATTR_NAME not in os.listxattr(os.path.join(dist, "ping"))
     assert stat.S_IMODE(os.lstat(os.path.join(dist, "sgid")).st_mode) == 0o2644
-    sweep.sweep_native(attacked["workspace"], AGENT, (0,), 10, steps=("setid",))
+    sweep_native(attacked["workspace"], AGENT, (0,), 10, steps=("setid",))
     assert stat.S_IMODE(os.lstat(os.path.join(dist, "sgid")).st_mode) == 0o644
 
 
@@ -225,7 +226,7 @@ def test_a_step_running_out_of_budget_does_not_starve_the_next(hermes, monkeypat
     open(late, "w").close()
     os.chmod(late, 0o4755)
     os.chown(late, *AGENT)
-    steps = sweep.sweep_native(ws, AGENT, (0,), 30)
+    steps = sweep_native(ws, AGENT, (0,), 30)
     assert [s["step"] for s in steps] == ["chown", "setid", "caps"]
     assert steps[0]["complete"] is False
     assert all(s["ran"] for s in steps)
@@ -265,7 +266,7 @@ def test_container_sweep_lists_names_with_newlines_and_bytes_that_are_not_utf8_e
             handle.write(b"x")
         os.chmod(os.path.join(workspace, name), 0o4755)
     image = IMAGE if kind == "gnu" else busybox_image
-    [setid] = sweep.sweep_container(client, hermes["workspace"], AGENT, (0,), 60, image, steps=("setid",))
+    [setid] = sweep_container(client, hermes["workspace"], AGENT, (0,), 60, image, steps=("setid",))
     assert setid["error"] is None, setid
     listed = sorted(os.fsencode(entry["path"]) for entry in setid["report"]["files"])
     assert listed == sorted(os.path.join(workspace, name) for name in names)  # one entry each, exact bytes
@@ -290,7 +291,7 @@ def test_container_ownership_return_keeps_multi_link_files_where_hard_links_are_
     try:
         with open(sysctl, "w") as handle:
             handle.write("0\n")
-        [chown] = sweep.sweep_container(client, hermes["workspace"], AGENT, (0,), 60,
+        [chown] = sweep_container(client, hermes["workspace"], AGENT, (0,), 60,
                                         IMAGE if kind == "gnu" else busybox_image, steps=("chown",))
     finally:
         with open(sysctl, "w") as handle:

@@ -120,8 +120,8 @@ RENAMES_ALLOWED = {
     ("_core/fdops.py", "rename_at", "os.rename(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)"):
         "the one renameat between two held directories (safemove moves a leak into quarantine with it): "
         "a move, not a write",
-    ("crontab.py", "_write_private", "os.replace(tmp, path)"):
-        "the crontab shim's own atomic write of its table: crontab.py also runs standalone, where the package "
+    ("_terminal/crontab_shim.py", "_write_private", "os.replace(tmp, path)"):
+        "the crontab shim's own atomic write of its table: crontab_shim.py also runs standalone, where the package "
         "(atomicfile) cannot be imported; the table only, written as the user the eval runs as",
 }
 RENAMING = {("os", "rename"), ("os", "replace"), ("os", "renames"), ("shutil", "move")}
@@ -180,16 +180,17 @@ def test_no_other_module_of_the_library_writes_a_file_by_rename():
 
 
 def test_the_rename_rule_sees_every_spelling_and_only_the_allowed_lines(tmp_path):
-    (tmp_path / "crontab.py").write_text(
+    (tmp_path / "_terminal").mkdir()
+    (tmp_path / "_terminal" / "crontab_shim.py").write_text(
         "import os\nfrom os import replace\nimport shutil\n\n"
         "def _write_private(path, tmp):\n    os.replace(tmp, path)\n    os.rename(tmp, path)\n\n"
         "def install(a, b):\n    os.replace(a, b)\n    shutil.move(a, b)\n    getattr(os, 'renames')(a, b)\n"
         "    libc.renameat2(-100, a, -100, b, 0)\n")
     assert renames_outside_the_allowlist(str(tmp_path)) == [
-        "crontab.py: <module>(): from os import replace",
-        "crontab.py: _write_private(): os.rename(tmp, path)",
-        "crontab.py: install(): os.replace(a, b)",
-        "crontab.py: install(): shutil.move(a, b)",
-        "crontab.py: install(): getattr(os, 'renames')(a, b)",
-        "crontab.py: install(): libc.renameat2(-100, a, -100, b, 0)",
+        "_terminal/crontab_shim.py: <module>(): from os import replace",
+        "_terminal/crontab_shim.py: _write_private(): os.rename(tmp, path)",
+        "_terminal/crontab_shim.py: install(): os.replace(a, b)",
+        "_terminal/crontab_shim.py: install(): shutil.move(a, b)",
+        "_terminal/crontab_shim.py: install(): getattr(os, 'renames')(a, b)",
+        "_terminal/crontab_shim.py: install(): libc.renameat2(-100, a, -100, b, 0)",
     ]

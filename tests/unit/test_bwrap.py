@@ -8,7 +8,25 @@ import subprocess
 import tempfile
 
 import pytest
-from sandboxguard import bwrap, credentials, home_mode
+from sandboxguard import bwrap, container, credentials
+from sandboxguard._bwrap import host as bwrap_host
+from sandboxguard._bwrap.argv import DEFAULT_LIMITS, SANDBOX_BASE_PROCESSES, sandbox_argv
+from sandboxguard._bwrap.checks import ISOLATION_CHECKS, isolation_script, parse_isolation_output, plan_isolation_checks
+from sandboxguard._bwrap.diagnosis import (
+    _STDERR_RULES,
+    DEFAULT_MIN_VERSION,
+    REASON_MESSAGES,
+    REMEDIATIONS,
+    classify_stderr,
+    parse_version,
+    remediation_text,
+    userns_blocker,
+    version_at_least,
+    version_string,
+)
+from sandboxguard._bwrap.host import hidden_paths, read_host_facts
+from sandboxguard._bwrap.run import ProbeUserRefused, resolve_probe_user
+from sandboxguard.errors import InputError
 
 # ---------------------------------------------------------------------------
 # Versions
@@ -22,36 +40,36 @@ from sandboxguard import bwrap, credentials, home_mode
     ("bubblewrap 0.9", (0, 9, 0)),
 ])
 def test_parse_version_reads_bwrap_version_output(text, expected):
-    assert bwrap.parse_version(text) == expected
+    assert parse_version(text) == expected
 
 
 @pytest.mark.parametrize("garbage", [
     "", "bubblewrap", "bwrap: command not found", "version x.y.z", "bubblewrap 0.x.1", None, 12,
 ])
 def test_parse_version_returns_none_for_garbage(garbage):
-    assert bwrap.parse_version(garbage) is None
+    assert parse_version(garbage) is None
 
 
 def test_debian_12_version_is_below_the_default_minimum():
-    assert not bwrap.version_at_least("bubblewrap 0.8.0", bwrap.DEFAULT_MIN_VERSION)
+    assert not version_at_least("bubblewrap 0.8.0", DEFAULT_MIN_VERSION)
 
 
 def test_versions_compare_numerically_not_as_text():
-    assert bwrap.version_at_least("bubblewrap 0.11.1", "0.9.0")
-    assert bwrap.version_at_least("bubblewrap 0.12.0", "0.11.1")
+    assert version_at_least("bubblewrap 0.11.1", "0.9.0")
+    assert version_at_least("bubblewrap 0.12.0", "0.11.1")
 
 
 def test_the_minimum_itself_is_enough():
-    assert bwrap.version_at_least("bubblewrap 0.9.0", "0.9.0")
+    assert version_at_least("bubblewrap 0.9.0", "0.9.0")
 
 
 def test_an_unreadable_version_never_meets_the_minimum():
-    assert not bwrap.version_at_least(None, "0.9.0")
+    assert not version_at_least(None, "0.9.0")
 
 
 def test_a_malformed_minimum_is_an_error():
     with pytest.raises(ValueError, match="min_version"):
-        bwrap.version_at_least("bubblewrap 0.12.0", "latest")
+        version_at_least("bubblewrap 0.12.0", "latest")
 
 
 # ---------------------------------------------------------------------------
@@ -81,44 +99,44 @@ NAMESPACE_SPELLINGS = [
 
 @pytest.mark.parametrize("stderr", NAMESPACE_SPELLINGS)
 def test_every_namespace_permission_spelling_is_recognised(stderr):
-    assert bwrap.classify_stderr(stderr, OPEN_HOST) == ("namespace-denied", "sysctl")
+    assert classify_stderr(stderr, OPEN_HOST) == ("namespace-denied", "sysctl")
 
 
 @pytest.mark.parametrize("stderr", NAMESPACE_SPELLINGS)
 def test_namespace_denied_with_debians_knob_off_is_userns_disabled(stderr):
-    assert bwrap.classify_stderr(stderr, DEBIAN_KNOB_OFF) == ("userns-disabled", "sysctl")
+    assert classify_stderr(stderr, DEBIAN_KNOB_OFF) == ("userns-disabled", "sysctl")
 
 
 @pytest.mark.parametrize("stderr", NAMESPACE_SPELLINGS)
 def test_namespace_denied_inside_a_container_with_open_knobs_is_blocked_by_seccomp(stderr):
-    assert bwrap.classify_stderr(stderr, CONTAINER) == ("namespace-blocked", "container_options")
+    assert classify_stderr(stderr, CONTAINER) == ("namespace-blocked", "container_options")
 
 
 def test_uid_map_denied_on_ubuntu_2404_is_the_apparmor_restriction():
     stderr = "bwrap: setting up uid map: Permission denied\n"
-    assert bwrap.classify_stderr(stderr, UBUNTU_2404) == ("userns-restricted", "apparmor_profile")
+    assert classify_stderr(stderr, UBUNTU_2404) == ("userns-restricted", "apparmor_profile")
 
 
 def test_uid_map_denied_without_facts_still_points_at_apparmor():
-    assert bwrap.classify_stderr("bwrap: setting up uid map: Permission denied", None) == (
+    assert classify_stderr("bwrap: setting up uid map: Permission denied", None) == (
         "uid-map-denied", "apparmor_profile")
 
 
 def test_creating_namespace_failed_without_userns_support_needs_setuid():
     stderr = ("bwrap: Creating new namespace failed, likely because the kernel does not support user "
               "namespaces.  bwrap must be installed setuid on such systems.")
-    assert bwrap.classify_stderr(stderr, OPEN_HOST) == ("userns-unsupported", "setuid")
+    assert classify_stderr(stderr, OPEN_HOST) == ("userns-unsupported", "setuid")
 
 
 def test_creating_namespace_failed_with_no_namespaces_left_is_the_sysctl():
     stderr = "bwrap: Creating new namespace failed: No space left on device"
     facts = dict(OPEN_HOST, userns=dict(OPEN_HOST["userns"], max_user_namespaces=0))
-    assert bwrap.classify_stderr(stderr, facts) == ("userns-disabled", "sysctl")
+    assert classify_stderr(stderr, facts) == ("userns-disabled", "sysctl")
 
 
 def test_creating_namespace_failed_otherwise_is_namespace_failed():
     stderr = "bwrap: Creating new namespace failed: Operation not permitted"
-    assert bwrap.classify_stderr(stderr, CONTAINER) == ("namespace-failed", "container_options")
+    assert classify_stderr(stderr, CONTAINER) == ("namespace-failed", "container_options")
 
 
 @pytest.mark.parametrize(("stderr", "reason", "remediation"), [
@@ -131,17 +149,17 @@ def test_creating_namespace_failed_otherwise_is_namespace_failed():
     ("", "unknown", "investigate"),
 ])
 def test_other_bwrap_failures_map_to_a_reason_and_a_remediation(stderr, reason, remediation):
-    assert bwrap.classify_stderr(stderr, OPEN_HOST) == (reason, remediation)
+    assert classify_stderr(stderr, OPEN_HOST) == (reason, remediation)
 
 
 def test_every_remediation_named_by_a_rule_has_a_text():
-    named = {rule[1] for rule in bwrap._STDERR_RULES} | {"namespace-blocked", "container_options"}
+    named = {rule[1] for rule in _STDERR_RULES} | {"namespace-blocked", "container_options"}
     for remediation in named - {"namespace-blocked"}:
-        assert remediation in bwrap.REMEDIATIONS
+        assert remediation in REMEDIATIONS
 
 
 def test_sysctl_remediation_names_the_knob_that_is_off():
-    text = bwrap.remediation_text("sysctl", DEBIAN_KNOB_OFF)
+    text = remediation_text("sysctl", DEBIAN_KNOB_OFF)
     assert "sysctl -w kernel.unprivileged_userns_clone=1" in text
 
 
@@ -175,7 +193,7 @@ def ubuntu_2404(tmp_path):
 
 
 def test_ubuntu_2404_facts_show_the_apparmor_restriction(ubuntu_2404):
-    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    facts = read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
     assert facts["userns"] == {"max_user_namespaces": 63493, "unprivileged_userns_clone": 1, "apparmor_restrict": 1}
     assert facts["apparmor"]["enabled"] is True
     assert facts["apparmor"]["attached"] is False
@@ -183,48 +201,48 @@ def test_ubuntu_2404_facts_show_the_apparmor_restriction(ubuntu_2404):
 
 
 def test_ubuntu_2404_without_a_profile_is_userns_restricted_with_the_apparmor_remedy(ubuntu_2404):
-    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
-    assert bwrap.classify_stderr("bwrap: setting up uid map: Permission denied\n", facts) == (
+    facts = read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    assert classify_stderr("bwrap: setting up uid map: Permission denied\n", facts) == (
         "userns-restricted", "apparmor_profile")
-    assert bwrap.userns_blocker(facts)[:2] == ("userns-restricted", "apparmor_profile")
+    assert userns_blocker(facts)[:2] == ("userns-restricted", "apparmor_profile")
 
 
 def test_a_profile_on_disk_that_is_not_loaded_does_not_attach(ubuntu_2404):
     _write(ubuntu_2404, "/etc/apparmor.d/sandboxguard-bwrap", bwrap.apparmor_profile("/usr/bin/bwrap"))
-    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    facts = read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
     assert [p["name"] for p in facts["apparmor"]["profiles"]] == ["sandboxguard-bwrap"]
     assert facts["apparmor"]["attached"] is False
-    assert bwrap.userns_blocker(facts)[0] == "userns-restricted"
+    assert userns_blocker(facts)[0] == "userns-restricted"
 
 
 def test_a_loaded_profile_granting_userns_for_the_bwrap_path_attaches(ubuntu_2404):
     _write(ubuntu_2404, "/etc/apparmor.d/sandboxguard-bwrap", bwrap.apparmor_profile("/usr/bin/bwrap"))
     _write(ubuntu_2404, "/sys/kernel/security/apparmor/profiles",
            UBUNTU_PROFILES + "sandboxguard-bwrap (unconfined)\n")
-    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    facts = read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
     assert facts["apparmor"]["attached"] is True
-    assert bwrap.userns_blocker(facts) is None
+    assert userns_blocker(facts) is None
 
 
 def test_a_loaded_profile_for_another_path_does_not_attach_to_bwrap(ubuntu_2404):
     _write(ubuntu_2404, "/etc/apparmor.d/sandboxguard-bwrap", bwrap.apparmor_profile("/usr/local/bin/bwrap"))
     _write(ubuntu_2404, "/sys/kernel/security/apparmor/profiles",
            UBUNTU_PROFILES + "sandboxguard-bwrap (unconfined)\n")
-    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
+    facts = read_host_facts("/usr/bin/bwrap", str(ubuntu_2404))
     assert facts["apparmor"]["attached"] is False
 
 
 def test_debian_12_host_without_apparmor_has_no_restriction(tmp_path):
     _write(tmp_path, "/proc/sys/user/max_user_namespaces", "96365\n")
-    facts = bwrap.read_host_facts("/usr/bin/bwrap", str(tmp_path))
+    facts = read_host_facts("/usr/bin/bwrap", str(tmp_path))
     assert facts["userns"]["apparmor_restrict"] is None
     assert facts["apparmor"]["enabled"] is False
-    assert bwrap.userns_blocker(facts) is None
+    assert userns_blocker(facts) is None
 
 
 def test_a_docker_container_root_is_recognised(tmp_path):
     _write(tmp_path, "/.dockerenv", "")
-    assert bwrap.read_host_facts(None, str(tmp_path))["in_container"] is True
+    assert read_host_facts(None, str(tmp_path))["in_container"] is True
 
 
 @pytest.mark.parametrize("files", [
@@ -236,9 +254,9 @@ def test_an_lxc_container_is_a_container_for_the_probe_and_the_home_mode_alike(t
     # One detection function (container.py): the probe and the home mode cannot disagree.
     for name, text in files.items():
         _write(tmp_path, name, text)
-    assert bwrap.read_host_facts(None, str(tmp_path))["in_container"] is True
-    assert home_mode.detect_container(str(tmp_path)) is True
-    assert bwrap.detect_container is home_mode.detect_container
+    assert read_host_facts(None, str(tmp_path))["in_container"] is True
+    assert container.detect_container(str(tmp_path)) is True
+    assert bwrap_host.detect_container is container.detect_container
 
 
 # ---------------------------------------------------------------------------
@@ -247,9 +265,9 @@ def test_an_lxc_container_is_a_container_for_the_probe_and_the_home_mode_alike(t
 
 
 def _refusal(user, euid):
-    with pytest.raises(bwrap.ProbeUserRefused) as caught:
-        bwrap.resolve_probe_user(user, euid=euid)
-    assert isinstance(caught.value, bwrap.InputError)  # the one class the adapters catch
+    with pytest.raises(ProbeUserRefused) as caught:
+        resolve_probe_user(user, euid=euid)
+    assert isinstance(caught.value, InputError)  # the one class the adapters catch
     return caught.value.reason
 
 
@@ -266,13 +284,13 @@ def test_root_without_an_agent_user_is_refused():
 
 
 def test_root_probing_as_nobody_switches_to_nobody():
-    who = bwrap.resolve_probe_user("nobody", euid=0)
+    who = resolve_probe_user("nobody", euid=0)
     assert (who["name"], who["switch"]) == ("nobody", True)
     assert who["uid"] != 0
 
 
 def test_an_unprivileged_caller_cannot_probe_as_someone_else():
-    nobody = bwrap.resolve_probe_user("nobody", euid=0)["uid"]
+    nobody = resolve_probe_user("nobody", euid=0)["uid"]
     assert _refusal("nobody", nobody + 1) == "user-switch-denied"
 
 
@@ -303,7 +321,7 @@ def test_a_missing_bwrap_is_reported_with_the_install_remedy(tmp_path):
 
 
 def test_sandbox_argv_is_the_real_invocation():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", home="/home/agent", run_user="/run/user/1000", profile="workspace")
+    argv = sandbox_argv("/usr/bin/bwrap", home="/home/agent", run_user="/run/user/1000", profile="workspace")
     joined = " ".join(argv)
     for part in ("--unshare-all --unshare-user", "--die-with-parent", "--new-session", "--ro-bind / /",
                  "--proc /proc", "--dev /dev", "--tmpfs /tmp", "--tmpfs /run/user/1000"):
@@ -313,16 +331,16 @@ def test_sandbox_argv_is_the_real_invocation():
 
 
 def test_network_profile_shares_the_network():
-    assert "--share-net" in bwrap.sandbox_argv("/usr/bin/bwrap", profile="network")
+    assert "--share-net" in sandbox_argv("/usr/bin/bwrap", profile="network")
 
 
 def test_an_unknown_profile_is_refused():
     with pytest.raises(ValueError, match="restricted, workspace, network"):
-        bwrap.sandbox_argv("/usr/bin/bwrap", profile="open")
+        sandbox_argv("/usr/bin/bwrap", profile="open")
 
 
 def test_prlimit_applies_the_limits_before_bwrap():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
+    argv = sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
                               limits={"memory_mb": 256, "cpu_seconds": 30, "max_procs": 0})
     # prlimit stops at the first non-option: bwrap follows with no separator (as in Hermes).
     assert argv[:4] == ["/usr/bin/prlimit", "--as=268435456", "--cpu=30", "/usr/bin/bwrap"]
@@ -330,24 +348,24 @@ def test_prlimit_applies_the_limits_before_bwrap():
 
 
 def test_memory_and_cpu_are_limited_outside_and_the_process_limit_inside():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=bwrap.DEFAULT_LIMITS)
+    argv = sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=DEFAULT_LIMITS)
     bwrap_at = argv.index("/usr/bin/bwrap")
     assert argv[:bwrap_at] == ["/usr/bin/prlimit", "--as=%d" % (256 * 1024 * 1024), "--cpu=30"]
     assert not any(a.startswith("--nproc") for a in argv[:bwrap_at])
     # After bwrap's own separator: the process limit (max_procs plus bwrap's init and the shell), then the command.
-    assert argv[-4:] == ["--", "/usr/bin/prlimit", "--nproc=%d" % (256 + bwrap.SANDBOX_BASE_PROCESSES), "/bin/true"]
-    assert bwrap.SANDBOX_BASE_PROCESSES == 2
+    assert argv[-4:] == ["--", "/usr/bin/prlimit", "--nproc=%d" % (256 + SANDBOX_BASE_PROCESSES), "/bin/true"]
+    assert SANDBOX_BASE_PROCESSES == 2
 
 
 def test_only_the_process_limit_gives_no_prlimit_in_front_of_bwrap():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
+    argv = sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
                               limits={"memory_mb": 0, "cpu_seconds": 0, "max_procs": 20})
     assert argv[0] == "/usr/bin/bwrap"
     assert argv[-4:] == ["--", "/usr/bin/prlimit", "--nproc=22", "/bin/true"]
 
 
 def test_every_limit_zero_gives_no_prlimit_at_all():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
+    argv = sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit",
                               limits={"memory_mb": 0, "cpu_seconds": 0, "max_procs": 0})
     assert "/usr/bin/prlimit" not in argv
     assert argv[0] == "/usr/bin/bwrap" and argv[-2:] == ["--", "/bin/true"]
@@ -355,8 +373,8 @@ def test_every_limit_zero_gives_no_prlimit_at_all():
 
 @pytest.mark.parametrize("key", ["memory_mb", "cpu_seconds", "max_procs"])
 def test_zero_leaves_that_limit_out(key):
-    limits = dict(bwrap.DEFAULT_LIMITS, **{key: 0})
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=limits)
+    limits = dict(DEFAULT_LIMITS, **{key: 0})
+    argv = sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=limits)
     options = [a for a in argv if a.startswith(("--as=", "--cpu=", "--nproc="))]
     assert len(options) == 2
     assert not any(a.startswith({"memory_mb": "--as=", "cpu_seconds": "--cpu=", "max_procs": "--nproc="}[key])
@@ -364,7 +382,7 @@ def test_zero_leaves_that_limit_out(key):
 
 
 def test_a_kernel_that_does_not_scope_the_process_limit_gets_none():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=bwrap.DEFAULT_LIMITS,
+    argv = sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=DEFAULT_LIMITS,
                               nproc_inside=False)
     assert not any(a.startswith("--nproc") for a in argv)
     assert argv[-2:] == ["--", "/bin/true"]
@@ -372,24 +390,24 @@ def test_a_kernel_that_does_not_scope_the_process_limit_gets_none():
 
 def test_limits_are_clamped_to_the_inherited_hard_limits():
     hard = {"as": 100 * 1024 * 1024, "cpu": 7, "nproc": 20}
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=bwrap.DEFAULT_LIMITS,
+    argv = sandbox_argv("/usr/bin/bwrap", prlimit_path="/usr/bin/prlimit", limits=DEFAULT_LIMITS,
                               hard_limits=hard)
     assert argv[:3] == ["/usr/bin/prlimit", "--as=%d" % (100 * 1024 * 1024), "--cpu=7"]
     assert "--nproc=20" in argv
     unlimited = {"as": -1, "cpu": -1, "nproc": -1}
-    assert "--cpu=30" in bwrap.sandbox_argv("/usr/bin/bwrap", prlimit_path="/p", hard_limits=unlimited)
+    assert "--cpu=30" in sandbox_argv("/usr/bin/bwrap", prlimit_path="/p", hard_limits=unlimited)
 
 
 def test_the_nproc_check_expects_max_procs_plus_the_wrapper_processes(tmp_path):
     plan = _plan(tmp_path)
-    assert plan["rlimit_nproc"] == {"value": 256 + bwrap.SANDBOX_BASE_PROCESSES}
-    assert "Max processes" in bwrap.isolation_script({"rlimit_nproc": plan["rlimit_nproc"]})
+    assert plan["rlimit_nproc"] == {"value": 256 + SANDBOX_BASE_PROCESSES}
+    assert "Max processes" in isolation_script({"rlimit_nproc": plan["rlimit_nproc"]})
     plan = _plan(tmp_path, nproc_scoped=False)
     assert "not applied" in plan["rlimit_nproc"]
 
 
 def test_hidden_files_and_docker_socket_become_empty_files_from_the_fd():
-    argv = bwrap.sandbox_argv("/usr/bin/bwrap", hidden_dirs=["/home/a/.ssh"], hidden_files=["/home/a/.netrc"],
+    argv = sandbox_argv("/usr/bin/bwrap", hidden_dirs=["/home/a/.ssh"], hidden_files=["/home/a/.netrc"],
                               masked_sockets=["/run/docker.sock"], empty_fds=[5, 6])
     joined = " ".join(argv)
     assert "--tmpfs /home/a/.ssh" in joined
@@ -399,14 +417,14 @@ def test_hidden_files_and_docker_socket_become_empty_files_from_the_fd():
 
 def test_each_masked_path_needs_its_own_fd_because_bwrap_closes_it():
     with pytest.raises(ValueError, match="one empty fd per masked path"):
-        bwrap.sandbox_argv("/usr/bin/bwrap", hidden_files=["/home/a/.netrc"], masked_sockets=["/run/docker.sock"],
+        sandbox_argv("/usr/bin/bwrap", hidden_files=["/home/a/.netrc"], masked_sockets=["/run/docker.sock"],
                            empty_fds=[5])
 
 
 def test_a_credential_store_that_is_a_symlink_is_hidden_at_its_target(tmp_path):
     (tmp_path / "dotfiles" / "ssh").mkdir(parents=True)
     (tmp_path / ".ssh").symlink_to(tmp_path / "dotfiles" / "ssh")
-    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    dirs, files = hidden_paths(str(tmp_path))
     assert dirs == [str(tmp_path / "dotfiles" / "ssh")]
     assert files == []
 
@@ -432,14 +450,14 @@ FILE_STORES = {".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", ".b
 @pytest.mark.parametrize("rel", credentials.home_stores("bwrap"))
 def test_every_credential_store_of_the_one_list_is_hidden(tmp_path, rel):
     path = _make_store(tmp_path, rel)
-    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    dirs, files = hidden_paths(str(tmp_path))
     assert (dirs if path.is_dir() else files) == [str(path)]
 
 
 def test_the_hidden_set_covers_hermes_denied_home_paths_that_the_old_list_missed(tmp_path):
     for rel in (".config/rclone", ".local/share/kwalletd", ".cache/huggingface/token", ".boto", ".env"):
         _make_store(tmp_path, rel)
-    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    dirs, files = hidden_paths(str(tmp_path))
     assert str(tmp_path / ".config/rclone") in dirs and str(tmp_path / ".local/share/kwalletd") in dirs
     assert {str(tmp_path / ".cache/huggingface/token"), str(tmp_path / ".boto"), str(tmp_path / ".env")} <= set(files)
 
@@ -448,22 +466,22 @@ def test_a_hermes_home_elsewhere_is_hidden_and_a_store_inside_a_hidden_one_is_co
     home, hermes = tmp_path / "home", tmp_path / "opt" / "hermes"
     (home / ".hermes" / "profiles").mkdir(parents=True)
     hermes.mkdir(parents=True)
-    dirs, _files = bwrap.hidden_paths(str(home), hermes_home=str(hermes))
+    dirs, _files = hidden_paths(str(home), hermes_home=str(hermes))
     assert dirs == [str(home / ".hermes"), str(hermes)]
-    dirs, _files = bwrap.hidden_paths(str(home), hermes_home=str(home / ".hermes" / "profiles"))
+    dirs, _files = hidden_paths(str(home), hermes_home=str(home / ".hermes" / "profiles"))
     assert dirs == [str(home / ".hermes")]
 
 
 def test_a_store_that_links_to_the_home_itself_is_not_hidden(tmp_path):
     (tmp_path / ".vaults").symlink_to(tmp_path)
-    assert bwrap.hidden_paths(str(tmp_path)) == ([], [])
+    assert hidden_paths(str(tmp_path)) == ([], [])
 
 
 def test_credential_stores_under_home_are_found(tmp_path):
     (tmp_path / ".ssh").mkdir()
     (tmp_path / ".netrc").write_text("machine x login y password z\n")
     (tmp_path / ".bashrc").write_text("")
-    dirs, files = bwrap.hidden_paths(str(tmp_path))
+    dirs, files = hidden_paths(str(tmp_path))
     assert dirs == [str(tmp_path / ".ssh")]
     assert files == [str(tmp_path / ".netrc")]
 
@@ -474,11 +492,11 @@ def test_credential_stores_under_home_are_found(tmp_path):
 
 
 def _plan(tmp_path, **overrides):
-    options = {"home": str(tmp_path), "uid": 4242, "profile": "workspace", "limits": bwrap.DEFAULT_LIMITS,
+    options = {"home": str(tmp_path), "uid": 4242, "profile": "workspace", "limits": DEFAULT_LIMITS,
                "prlimit_path": "/usr/bin/prlimit", "host_pid": os.getpid(), "marker": str(tmp_path / "marker"),
                "nonce": 7, "root": str(tmp_path)}
     options.update(overrides)
-    return bwrap.plan_isolation_checks(**options)
+    return plan_isolation_checks(**options)
 
 
 def test_network_check_is_skipped_under_the_network_profile_with_a_reason(tmp_path):
@@ -503,7 +521,7 @@ def test_an_unknown_check_name_is_refused(tmp_path):
 
 
 def test_a_planned_check_without_output_did_not_run_and_says_why():
-    results = bwrap.parse_isolation_output("SG|user_namespace|pass|ok\n", {"user_namespace": {}, "tmp_fresh": {}},
+    results = parse_isolation_output("SG|user_namespace|pass|ok\n", {"user_namespace": {}, "tmp_fresh": {}},
                                            not_run_reason="killed")
     assert results[0]["status"] == "pass"
     assert results[1] == {"name": "tmp_fresh", "status": "not_run", "ok": None, "detail": "killed"}
@@ -511,7 +529,7 @@ def test_a_planned_check_without_output_did_not_run_and_says_why():
 
 def test_a_check_with_one_failing_path_fails():
     out = "SG|credentials_hidden|pass|/h/.ssh is empty\nSG|credentials_hidden|fail|/h/.netrc shows host content\n"
-    (result,) = bwrap.parse_isolation_output(out, {"credentials_hidden": {}})
+    (result,) = parse_isolation_output(out, {"credentials_hidden": {}})
     assert result["status"] == "fail"
     assert result["detail"] == "/h/.netrc shows host content"
 
@@ -524,9 +542,9 @@ def test_the_checks_fail_outside_a_sandbox(tmp_path):
     (tmp_path / ".ssh" / "id_ed25519").write_text("secret")
     plan = _plan(tmp_path, marker=str(marker), hidden_dirs=[str(tmp_path / ".ssh")], uid=os.getuid())
     plan["run_user_empty"] = {"path": str(tmp_path)}
-    done = subprocess.run(["/bin/sh", "-c", bwrap.isolation_script(plan)], capture_output=True, text=True,
+    done = subprocess.run(["/bin/sh", "-c", isolation_script(plan)], capture_output=True, text=True,
                           check=False, timeout=30)
-    results = {r["name"]: r["status"] for r in bwrap.parse_isolation_output(done.stdout, plan)}
+    results = {r["name"]: r["status"] for r in parse_isolation_output(done.stdout, plan)}
     for name in ("root_readonly", "tmp_fresh", "pid_private", "credentials_hidden", "run_user_empty"):
         assert results[name] == "fail", (name, done.stdout)
     assert not list(tmp_path.glob(".sandboxguard-probe-*"))
@@ -552,7 +570,7 @@ def test_apparmor_profile_refuses_paths_that_would_change_its_meaning(path):
 
 def _parser_version(parser):
     done = subprocess.run([parser, "--version"], capture_output=True, text=True, check=False)
-    return bwrap.parse_version((done.stdout or "").replace("AppArmor parser version", "v"))
+    return parse_version((done.stdout or "").replace("AppArmor parser version", "v"))
 
 
 def test_apparmor_profile_parses_with_apparmor_parser(tmp_path):
@@ -563,7 +581,7 @@ def test_apparmor_profile_parses_with_apparmor_parser(tmp_path):
     if version is None or version < (4, 0, 0):
         # The userns rule exists only since AppArmor 4.0 (the first that can restrict user
         # namespaces); Debian 12 ships 3.0.8. The Debian 13 molecule scenario parses it with 4.1.
-        pytest.skip("apparmor_parser %s predates the userns rule (AppArmor 4.0)" % bwrap.version_string(version))
+        pytest.skip("apparmor_parser %s predates the userns rule (AppArmor 4.0)" % version_string(version))
     profile = tmp_path / "sandboxguard-bwrap"
     profile.write_text(bwrap.apparmor_profile("/usr/local/bin/bwrap"))
     done = subprocess.run([parser, "-Q", "-K", str(profile)], capture_output=True, text=True, check=False)
@@ -599,11 +617,11 @@ def test_a_probe_on_ubuntu_2404_reports_userns_restricted_and_the_apparmor_remed
 def test_library_messages_name_no_role_variable():
     # Arrows point down (issue 11 item 7): the library says what is wrong and what fixes it in
     # its own terms; the role (roles/bwrap/vars/main.yml bwrap_remediation_hints) adds its variables.
-    for table in (bwrap.REMEDIATIONS, bwrap.REASON_MESSAGES):
+    for table in (REMEDIATIONS, REASON_MESSAGES):
         for key, text in table.items():
             assert "bwrap_" not in text and "role bwrap" not in text, key
-    for key in bwrap.REMEDIATIONS:
-        assert "bwrap_" not in bwrap.remediation_text(key, {}, "/usr/bin/bwrap"), key
+    for key in REMEDIATIONS:
+        assert "bwrap_" not in remediation_text(key, {}, "/usr/bin/bwrap"), key
 
 
 def test_the_apparmor_profile_the_library_writes_names_no_role():
@@ -648,7 +666,7 @@ def test_a_probe_refused_for_root_is_an_error_of_the_envelope_not_a_finding(tmp_
     assert report["errors"] == [{"path": "root", "op": "probe", "error": report["message"]}]
     assert "root-probe-refused" not in [f["reason"] for f in report["findings"]]
     assert report["complete"] is False
-    assert report["counts"]["not_run"] == len(bwrap.ISOLATION_CHECKS)
+    assert report["counts"]["not_run"] == len(ISOLATION_CHECKS)
 
 
 def test_an_unknown_probe_user_is_an_error_naming_the_user(tmp_path):

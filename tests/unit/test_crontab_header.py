@@ -1,15 +1,16 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The crontab header rule is one rule: crontab.py (the standalone shim, which imports nothing
+"""The crontab header rule is one rule: _terminal/crontab_shim.py (the standalone shim, which imports nothing
 from the package) and _core/crontab_header.py (what the leak audit and leaks_remove import,
 so their payloads do not carry the shim) hold the same expression and answer alike, and every
 reader of a stored table hides the same lines."""
 import inspect
 
 import pytest
-from sandboxguard import crontab, leaks
+from sandboxguard import leaks
 from sandboxguard._core import crontab_header
 from sandboxguard._fleet import leaks_remove
+from sandboxguard._terminal import crontab_shim
 
 
 def _rule(func):
@@ -17,11 +18,11 @@ def _rule(func):
 
 
 def test_the_shim_and_the_library_hold_the_same_rule():
-    assert _rule(crontab.is_header_line) == _rule(crontab_header.is_header_line) != []
-    assert crontab.NHEADER_LINES == crontab_header.NHEADER_LINES == leaks.NHEADER_LINES
+    assert _rule(crontab_shim.is_header_line) == _rule(crontab_header.is_header_line) != []
+    assert crontab_shim.NHEADER_LINES == crontab_header.NHEADER_LINES
     for skipped in range(5):
         for line in (b"# x", b"#", b"", b" # x", b"x", "# x", "", "x"):
-            assert crontab.is_header_line(skipped, line) == crontab_header.is_header_line(skipped, line)
+            assert crontab_shim.is_header_line(skipped, line) == crontab_header.is_header_line(skipped, line)
 
 
 @pytest.mark.parametrize("table", [
@@ -32,7 +33,7 @@ def test_the_shim_and_the_library_hold_the_same_rule():
     b"\n# after a blank line\n* * * * * job\n",
 ])
 def test_crontab_l_the_leak_audit_and_leaks_remove_hide_the_same_header(table):
-    shown = crontab.editable_text(table)
+    shown = crontab_shim.editable_text(table)
     hidden_lines = table.count(b"\n") - shown.count(b"\n")
     header, _kept, _removed = leaks_remove.without_jobs(table, {})
     assert len(header) == hidden_lines

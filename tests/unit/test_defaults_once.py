@@ -423,8 +423,8 @@ def test_the_standalone_files_keep_the_librarys_python():
     # own copy of the interpreter path is tied here to the one in defaults.py
     import inspect
 
-    from sandboxguard import crontab
     from sandboxguard._core import defaults, fdmount
+    from sandboxguard._terminal.crontab_shim import SHIM_PYTHON
 
-    assert crontab.SHIM_PYTHON == defaults.SYSTEM_PYTHON
+    assert SHIM_PYTHON == defaults.SYSTEM_PYTHON
     assert inspect.signature(fdmount.program_source).parameters["python"].default == defaults.SYSTEM_PYTHON

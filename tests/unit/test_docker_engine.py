@@ -16,6 +16,7 @@ import time
 import pytest
 from fake_engine import VERSION_DOC, FakeEngine, frame, http
 from sandboxguard import docker_engine, fetch, transport_docker
+from sandboxguard._core.engine_docs import checked_info, checked_inspect
 
 LIB = os.path.join(os.path.dirname(__file__), "..", "..", "python", "src")
 DOC = {"Id": "c1" * 32, "Name": "/box", "Config": {"Labels": {}}, "State": {"Running": False},
@@ -216,19 +217,19 @@ def test_run_disposable_kills_and_removes_a_container_past_its_budget(tmp_path):
 ])
 def test_an_inspect_document_the_scope_cannot_read_is_the_engines_error(doc):
     with pytest.raises(docker_engine.EngineError):
-        docker_engine.checked_inspect(doc)
+        checked_inspect(doc)
 
 
 @pytest.mark.parametrize("info", [{"DockerRootDir": 5}, {"SecurityOptions": "name=rootless"}, {"OSType": ["linux"]},
                                   {"SecurityOptions": [{"name": "userns"}]}, "text"])
 def test_an_info_the_facts_cannot_read_is_the_engines_error(info):
     with pytest.raises(docker_engine.EngineError):
-        docker_engine.checked_info(info)
+        checked_info(info)
 
 
 def test_a_well_formed_document_passes_as_it_is():
-    assert docker_engine.checked_inspect(DOC) is DOC
-    assert docker_engine.checked_info({"OSType": "linux", "SecurityOptions": ["name=seccomp"]})
+    assert checked_inspect(DOC) is DOC
+    assert checked_info({"OSType": "linux", "SecurityOptions": ["name=seccomp"]})
 
 
 def test_garbage_from_one_engine_leaves_the_others_sweep_alone(tmp_path):

@@ -9,6 +9,7 @@ import time
 
 import pytest
 from sandboxguard import docker_engine, sweep
+from sandboxguard._core.engine_api import NotFound
 from sandboxguard._privileged import engine_events
 from test_sweep_watch import AGENT, _doc, _group
 
@@ -33,7 +34,7 @@ class Streams:
 
     def inspect_container(self, client, name):
         if name not in self.docs:
-            raise docker_engine.NotFound("container %s: 404" % name, 404)
+            raise NotFound("container %s: 404" % name, 404)
         return self.docs[name]
 
     def container_events(self, client, since=None):

@@ -30,7 +30,7 @@ NOT_INPUT = {
     "fileops.ChangedUnderUs": "a race: the file changed while it was being fixed",
     "forked.Stopped": "control flow of a forked worker (a BaseException)",
     "fetch._Refused": "internal: becomes the fetch report's refusal, never leaves fetch",
-    "crontab.CrontabExit": "crontab.py runs standalone and imports nothing from the package",
+    "crontab_shim.CrontabExit": "crontab_shim.py runs standalone and imports nothing from the package",
     "fdmount.Refused": "fdmount.py runs standalone (the boot program) and imports nothing from the package",
 }
 
@@ -88,12 +88,12 @@ def test_the_public_refusals_keep_their_names_and_stay_value_errors():
     lambda: __import__("sandboxguard.owners").owners.resolve_owner("sgvoc-no-such-user-x", None),
     lambda: __import__("sandboxguard.strip").strip.StripOptions(actions=["paint"]),
     lambda: __import__("sandboxguard.strip").strip.StripOptions(budget=-1),
-    lambda: __import__("sandboxguard.strip").strip.check_owner(("a", "b")),
+    lambda: __import__("sandboxguard._walk.fileops")._walk.fileops.check_owner(("a", "b")),
     lambda: __import__("sandboxguard.sweep").sweep.sweep(None, ["/nonexistent"], method="chisel"),
     lambda: __import__("sandboxguard._fleet.audit")._fleet.audit.audit_host(checks=["everything"]),
     lambda: __import__("sandboxguard._fleet.audit")._fleet.audit.check_privileged_files(["/nonexistent"], docker="sometimes"),  # noqa: E501
-    lambda: __import__("sandboxguard.bwrap").bwrap.version_at_least("bubblewrap 0.9.0", "latest"),
-    lambda: __import__("sandboxguard.bwrap").bwrap.sandbox_argv("/usr/bin/bwrap", profile="wide open"),
+    lambda: __import__("sandboxguard._bwrap.diagnosis")._bwrap.diagnosis.version_at_least("bubblewrap 0.9.0", "latest"),
+    lambda: __import__("sandboxguard._bwrap.argv")._bwrap.argv.sandbox_argv("/usr/bin/bwrap", profile="wide open"),
     lambda: __import__("sandboxguard.bwrap").bwrap.apparmor_profile("relative/bwrap"),
     lambda: __import__("sandboxguard.bwrap").bwrap.check_request(timeout=0),
     lambda: __import__("sandboxguard.bwrap").bwrap.check_request(limits={"memory_mb": -1}),

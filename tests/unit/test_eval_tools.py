@@ -111,3 +111,16 @@ def test_remove_eval_tools_keeps_a_directory_the_operator_chose_even_empty(tmp_p
     done = eval_tools.remove_eval_tools(bin_dir)
     assert done["removed"] == [bin_dir + "/crontab", bin_dir + "/sandboxguard-eval-run"]
     assert os.listdir(bin_dir) == []
+
+
+def test_a_shim_installed_before_the_shim_moved_is_still_recognised_and_removed(tmp_path):
+    # 1.1's shim was crontab.py's own text: its docstring opened with the marker sentence, which
+    # crontab_shim.py keeps word for word on its second line (a reworded one would strand every shim).
+    old_start = ('#!/usr/bin/python3\n# Copyright (c) sandboxguard contributors\n# SPDX-License-' 'Identifier: '
+                 'Apache-2.0\n"""A crontab that behaves like Debian\'s and writes into the eval run directory.\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "crontab").write_text(old_start + "x" * 4096)
+    assert eval_tools.remove_eval_tools(str(bin_dir))["removed"] == [str(bin_dir / "crontab")]
+    path, _changed = crontab.install_shim(str(bin_dir), python="/usr/bin/python3")
+    assert eval_tools.remove_eval_tools(str(bin_dir))["removed"] == [path]

@@ -6,6 +6,9 @@ import base64
 import pytest
 from sandboxguard import credentials
 from sandboxguard import fetch as F
+from sandboxguard._fetch.output import decode_payload, parse_output
+from sandboxguard._fetch.policy import SYSTEM_PREFIXES, check_home, output_limit, safe_name
+from sandboxguard._fetch.program import read_program, shell_join
 
 HOME = "/home/agent"
 
@@ -17,14 +20,14 @@ def code(path, home=None):
 
 # ---------------------------------------------------------------- system prefixes
 
-@pytest.mark.parametrize("prefix", F.SYSTEM_PREFIXES)
+@pytest.mark.parametrize("prefix", SYSTEM_PREFIXES)
 @pytest.mark.parametrize("home", [None, HOME])
 def test_system_prefix_itself_and_below_is_denylisted(prefix, home):
     assert code(prefix, home) == "denylisted"
     assert code(prefix + "/some/file", home) == "denylisted"
 
 
-@pytest.mark.parametrize("prefix", F.SYSTEM_PREFIXES)
+@pytest.mark.parametrize("prefix", SYSTEM_PREFIXES)
 def test_name_that_only_starts_like_a_system_prefix_is_allowed(prefix):
     assert code(prefix + "x/report.pdf") is None
 
@@ -63,7 +66,7 @@ def test_home_under_a_system_prefix_is_bad_input(home):
 @pytest.mark.parametrize("home", ["home/agent", "/home/agent/", "/home//agent", "/home/./agent", "/home/x/../agent"])
 def test_home_must_be_absolute_and_normalised(home):
     with pytest.raises(F.FetchError, match="home"):
-        F.check_home(home)
+        check_home(home)
 
 
 # ---------------------------------------------------------------- credential names
@@ -238,11 +241,11 @@ def test_ordinary_artifact_is_allowed_with_and_without_home():
     ("a\u202eb", "a_b"),             # right-to-left override is a format character
 ])
 def test_safe_name(given, expected):
-    assert F.safe_name(given) == expected
+    assert safe_name(given) == expected
 
 
 def test_safe_name_keeps_the_extension_within_200_bytes():
-    name = F.safe_name("x" * 300 + ".tar.gz")
+    name = safe_name("x" * 300 + ".tar.gz")
     assert name.endswith(".gz")
     assert len(name.encode()) <= 200
 
@@ -266,47 +269,47 @@ def test_noise_around_and_between_tagged_lines_is_ignored_and_counted():
            + tagged(b"STAT 81a4 1 5", b"BEGIN")
            + b"bashrc says hi\nQUJD\n"       # noise that happens to be valid base64
            + tagged(*payload_lines(b"hello"), b"END", b"DONE") + b"logout\n")
-    parsed = F.parse_output(out, MARK)
-    assert F.decode_payload(parsed["data"]) == b"hello"
+    parsed = parse_output(out, MARK)
+    assert decode_payload(parsed["data"]) == b"hello"
     assert (parsed["mode"], parsed["nlink"], parsed["size"]) == (0o100644, 1, 5)
     assert parsed["noise"] == 5
 
 
 def test_lines_tagged_with_another_token_are_noise():
     out = tagged(b"BEGIN") + b"ffffffffffffffffffffffff:D:QUJD\n" + tagged(b"END", b"DONE")
-    parsed = F.parse_output(out, MARK)
+    parsed = parse_output(out, MARK)
     assert parsed["data"] == []
     assert parsed["noise"] == 1
 
 
 def test_crlf_line_endings_from_a_pty_are_accepted():
     out = tagged(b"BEGIN").replace(b"\n", b"\r\n") + tagged(*payload_lines(b"x"), b"END").replace(b"\n", b"\r\n")
-    assert F.decode_payload(F.parse_output(out, MARK)["data"]) == b"x"
+    assert decode_payload(parse_output(out, MARK)["data"]) == b"x"
 
 
 def test_payload_line_before_begin_is_a_protocol_error():
     with pytest.raises(ValueError, match="outside"):
-        F.parse_output(tagged(b"D:QUJD", b"BEGIN", b"END"), MARK)
+        parse_output(tagged(b"D:QUJD", b"BEGIN", b"END"), MARK)
 
 
 def test_unknown_tagged_line_is_a_protocol_error():
     with pytest.raises(ValueError, match="unknown"):
-        F.parse_output(tagged(b"SURPRISE"), MARK)
+        parse_output(tagged(b"SURPRISE"), MARK)
 
 
 def test_refusal_line_gives_code_and_reason():
-    parsed = F.parse_output(tagged(b"REFUSE hard_link the file has 2 hard links"), MARK)
+    parsed = parse_output(tagged(b"REFUSE hard_link the file has 2 hard links"), MARK)
     assert (parsed["refuse_code"], parsed["refuse_reason"]) == ("hard_link", "the file has 2 hard links")
 
 
 def test_resolved_path_travels_as_hex_so_any_byte_survives():
-    parsed = F.parse_output(tagged(b"RESOLVED 2f610a62", b"DONE"), MARK)
+    parsed = parse_output(tagged(b"RESOLVED 2f610a62", b"DONE"), MARK)
     assert parsed["resolved"] == b"/a\nb"
 
 
 def test_malformed_stat_line_is_a_protocol_error():
     with pytest.raises(ValueError, match="STAT"):
-        F.parse_output(tagged(b"STAT 81a4 one 5"), MARK)
+        parse_output(tagged(b"STAT 81a4 one 5"), MARK)
 
 
 @pytest.mark.parametrize("lines", [
@@ -318,27 +321,27 @@ def test_malformed_stat_line_is_a_protocol_error():
 ])
 def test_decoding_is_strict(lines):
     with pytest.raises(ValueError):
-        F.decode_payload(lines)
+        decode_payload(lines)
 
 
 def test_empty_payload_decodes_to_empty_file():
-    assert F.decode_payload([]) == b""
+    assert decode_payload([]) == b""
 
 
 def test_output_limit_covers_an_encoded_file_of_max_bytes_plus_one():
     data = b"\xff" * 1001
     encoded = sum(len(line) + len(MARK) + 4 for line in base64.encodebytes(data).splitlines())
-    assert F.output_limit(1000) > encoded
-    assert F.output_limit(1000) < 100 * 1024
+    assert output_limit(1000) > encoded
+    assert output_limit(1000) < 100 * 1024
 
 
 def test_programs_refuse_a_token_that_is_not_hex():
     with pytest.raises(ValueError):
-        F.read_program("/x", "not-a-token")
+        read_program("/x", "not-a-token")
 
 
 def test_shell_join_quotes_the_program_as_one_word():
-    assert F.shell_join(["/bin/sh", "-c", "echo 'a b'"]) == "/bin/sh -c 'echo '\"'\"'a b'\"'\"''"
+    assert shell_join(["/bin/sh", "-c", "echo 'a b'"]) == "/bin/sh -c 'echo '\"'\"'a b'\"'\"''"
 
 
 # ---------------------------------------------------------------- refusals before any byte moves
@@ -397,5 +400,5 @@ def test_sandbox_without_a_shell_fails_closed_and_says_why(tmp_path):
 
 
 def test_resolved_home_travels_as_hex_too():
-    parsed = F.parse_output(tagged(b"RESOLVED 2f61", b"HOME 2f68", b"DONE"), MARK)
+    parsed = parse_output(tagged(b"RESOLVED 2f61", b"HOME 2f68", b"DONE"), MARK)
     assert (parsed["resolved"], parsed["resolved_home"]) == (b"/a", b"/h")

@@ -14,6 +14,9 @@ import time
 
 import pytest
 from sandboxguard import fetch as F
+from sandboxguard._fetch.landing import land_file
+from sandboxguard._fetch.policy import DEFAULT_OPEN_TIMEOUT_S
+from sandboxguard._fetch.program import _OPEN_FD3, _PRELUDE, new_token, read_program, resolve_program
 from sandboxguard.transport_local import LocalExec
 
 SHELLS = {"dash": ["/bin/sh"], "bash": ["/bin/bash"], "busybox": ["/bin/busybox", "sh"]}
@@ -116,7 +119,7 @@ def test_fifo_is_refused_without_blocking(channel, home, dest):
     started = time.monotonic()
     report = run(channel, home / "out" / "pipe", dest, home)
     assert report["refused_code"] == "fifo"
-    assert time.monotonic() - started < F.DEFAULT_OPEN_TIMEOUT_S
+    assert time.monotonic() - started < DEFAULT_OPEN_TIMEOUT_S
     assert list(dest.iterdir()) == []
 
 
@@ -188,7 +191,7 @@ def test_file_replaced_by_a_fifo_after_pass_2_is_refused_without_blocking(channe
     started = time.monotonic()
     report = run(channel, target, dest, home, after_pass2=swap)
     assert report["refused_code"] == "fifo"
-    assert time.monotonic() - started < F.DEFAULT_OPEN_TIMEOUT_S
+    assert time.monotonic() - started < DEFAULT_OPEN_TIMEOUT_S
 
 
 def test_strict_mode_fetches_nothing_even_for_an_allowed_file(channel, home, dest):
@@ -295,7 +298,7 @@ def test_landed_file_carries_no_xattrs_of_the_original(home, dest):
 
 
 def test_program_is_valid_posix_sh_for_dash_syntax_check():
-    for argv in (F.resolve_program("/a b/'c'", F.new_token()), F.read_program("/x", F.new_token())):
+    for argv in (resolve_program("/a b/'c'", new_token()), read_program("/x", new_token())):
         assert subprocess.run(["/bin/sh", "-n", "-c", argv[2]], check=False).returncode == 0
 
 
@@ -324,8 +327,8 @@ def test_open_watchdog_kills_a_program_blocked_on_a_fifo(shell, tmp_path):
     # hook to hit deterministically, so the watchdog the read program uses is run alone.
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    token = F.new_token()
-    program = (F._PRELUDE % {"token": token} + F._OPEN_FD3 + 'open_fd3 "$1" 1\nsay OPENED\n')
+    token = new_token()
+    program = (_PRELUDE % {"token": token} + _OPEN_FD3 + 'open_fd3 "$1" 1\nsay OPENED\n')
     started = time.monotonic()
     proc = subprocess.run([*SHELLS[shell], "-c", program, "sh", str(fifo)], capture_output=True, timeout=30,
                           check=False)
@@ -336,7 +339,7 @@ def test_open_watchdog_kills_a_program_blocked_on_a_fifo(shell, tmp_path):
 
 def test_open_watchdog_leaves_a_regular_file_open_and_the_shell_alive(tmp_path):
     (tmp_path / "r").write_bytes(b"abc")
-    program = (F._PRELUDE % {"token": F.new_token()} + F._OPEN_FD3
+    program = (_PRELUDE % {"token": new_token()} + _OPEN_FD3
                + 'open_fd3 "$1" 1\nsleep 2\nhead -c 3 <&3\n')
     proc = subprocess.run(["/bin/sh", "-c", program, "sh", str(tmp_path / "r")], capture_output=True, timeout=30,
                           check=False)
@@ -475,5 +478,5 @@ def test_land_file_into_a_held_directory_never_reads_a_fifo_at_the_name(tmp_path
     os.mkfifo(str(tmp_path / "r.txt"))
     with safefs.open_dir(str(tmp_path)) as held:
         with pytest.raises(F.FetchError, match="not a regular file"):
-            F.land_file(b"x", str(tmp_path), "r.txt", held=held)
+            land_file(b"x", str(tmp_path), "r.txt", held=held)
     assert stat.S_ISFIFO(os.lstat(str(tmp_path / "r.txt")).st_mode)

@@ -6,6 +6,10 @@ import tempfile
 
 import pytest
 from sandboxguard import home_mode as hm
+from sandboxguard._terminal.dirs import set_dir_mode
+from sandboxguard._terminal.eval_tools import eval_wrapper_text
+from sandboxguard._terminal.modes import XDG_BASE_ENV_VARS
+from sandboxguard.container import detect_container
 
 HH = "/srv/hermes"
 PROFILE = "/srv/hermes/home"
@@ -242,7 +246,7 @@ def test_detect_container_reads_the_usual_markers(tmp_path, files, expected):
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    assert hm.detect_container(str(tmp_path)) is expected
+    assert detect_container(str(tmp_path)) is expected
 
 
 # --- XDG base directories and the scratch dir's mode (issue 10 item 14) -------------------
@@ -263,14 +267,14 @@ def mode_of(path):
 @pytest.mark.parametrize("inherited", [INHERITED_XDG, {}], ids=["inherited-from-the-real-home", "unset"])
 def test_isolated_env_points_the_xdg_base_dirs_into_the_profile_home(inherited):
     env = hm.isolated_env(dict(inherited, HOME=REAL, PATH="/bin"), "/runs/r1", real=REAL)
-    assert {key: env[key] for key in hm.XDG_BASE_ENV_VARS} == xdg_under("/runs/r1/home")
+    assert {key: env[key] for key in XDG_BASE_ENV_VARS} == xdg_under("/runs/r1/home")
 
 
 def test_eval_isolation_points_the_xdg_base_dirs_into_the_profile_home_and_restores_them(tmp_path):
     environ = dict(INHERITED_XDG, HOME=REAL, PATH="/usr/bin")
     before = dict(environ)
     with hm.eval_isolation(str(tmp_path), shim_bin=str(tmp_path / "bin"), environ=environ) as layout:
-        assert {key: environ[key] for key in hm.XDG_BASE_ENV_VARS} == xdg_under(layout["home"])
+        assert {key: environ[key] for key in XDG_BASE_ENV_VARS} == xdg_under(layout["home"])
     assert environ == before
 
 
@@ -279,14 +283,14 @@ def test_apply_moves_the_xdg_base_dirs_with_home_into_the_profile_home(mode):
     env = dict(INHERITED_XDG, TERMINAL_HOME_MODE=mode, HERMES_HOME=HH, HOME=REAL)
     hm.apply_subprocess_home_env(env, False, REAL, exists(PROFILE), create_scratch=False)
     assert env["HOME"] == PROFILE
-    assert {key: env[key] for key in hm.XDG_BASE_ENV_VARS} == xdg_under(PROFILE)
+    assert {key: env[key] for key in XDG_BASE_ENV_VARS} == xdg_under(PROFILE)
 
 
 def test_apply_leaves_the_xdg_base_dirs_alone_when_home_stays_real():
     env = dict(INHERITED_XDG, TERMINAL_HOME_MODE="auto", HERMES_HOME=HH, HOME=REAL)
     hm.apply_subprocess_home_env(env, False, REAL, exists(PROFILE), create_scratch=False)
     assert env["HOME"] == REAL
-    assert {key: env[key] for key in hm.XDG_BASE_ENV_VARS} == INHERITED_XDG
+    assert {key: env[key] for key in XDG_BASE_ENV_VARS} == INHERITED_XDG
 
 
 def make_scratch(tmp_path, mode=0o750):
@@ -377,7 +381,7 @@ def run_wrapper(tmp_path, run_dir, environ):
     import subprocess
 
     wrapper = tmp_path / "sandboxguard-eval-run"
-    wrapper.write_text(hm.eval_wrapper_text(str(tmp_path / "bin")))
+    wrapper.write_text(eval_wrapper_text(str(tmp_path / "bin")))
     os.chmod(wrapper, 0o755)
     return subprocess.run([str(wrapper), str(run_dir), "/usr/bin/env", "-0"], env=environ,
                           capture_output=True, check=False)
@@ -430,7 +434,7 @@ def test_a_symlinked_cache_on_the_way_to_scratch_is_refused_and_its_target_left_
     with pytest.raises(hm.HomeModeError, match="goes through a symlink"):
         hm.apply_subprocess_home_env(env, False, REAL, exists())
     with pytest.raises(hm.HomeModeError, match="goes through a symlink"):
-        hm.set_dir_mode(str(tmp_path / "run" / "cache" / "scratch"))
+        set_dir_mode(str(tmp_path / "run" / "cache" / "scratch"))
     assert mode_of(target / "scratch") == 0o755
     assert sorted(os.listdir(target)) == ["scratch"]
 

@@ -7,6 +7,7 @@ import stat
 import pytest
 from sandboxguard import home_mode as hm
 from sandboxguard import yamlconf as yc
+from sandboxguard._terminal.configure import hermes_homes
 
 CASES = [
     ("missing file", "", "terminal:\n  home_mode: profile\n"),
@@ -316,12 +317,12 @@ def test_a_symlinked_profiles_directory_configures_no_profile_and_warns(tmp_path
     assert [h["hermes_home"] for h in report["homes"]] == [str(home)]
     assert any("profiles" in warning for warning in report["warnings"])
     assert list((tmp_path / "other" / "evil").iterdir()) == []
-    assert hm.hermes_homes(str(home)) == [str(home)]
+    assert hermes_homes(str(home)) == [str(home)]
 
 
 def test_profiles_named_with_a_dot_are_not_profiles(tmp_path):
     home = make_home(tmp_path, profiles=("work", ".trash"))
-    assert hm.hermes_homes(str(home)) == [str(home), str(home / "profiles" / "work")]
+    assert hermes_homes(str(home)) == [str(home), str(home / "profiles" / "work")]
 
 
 def test_a_hermes_home_through_a_symlink_others_can_change_is_refused_naming_the_real_path(tmp_path):

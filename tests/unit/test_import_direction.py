@@ -13,7 +13,9 @@ files: a re-exporting __init__ would make every Ansible module that imports one 
 - a flat module may import any package; a package may import flat modules, but never one
   that imports the package back, directly or through other modules (no cycles: the facade
   ``bwrap`` imports ``_bwrap``, so ``_bwrap`` never imports ``bwrap``);
-- every import counts, a lazy one inside a function too.
+- every import counts, a lazy one inside a function too, and one by string
+  (``importlib.import_module("sandboxguard.x")``, ``__import__("sandboxguard.x")``): a string
+  import must name its module as a literal this test can read, so a cycle cannot hide in one.
 """
 import ast
 import os
@@ -59,7 +61,38 @@ def imports_of(name, path, known):
             for mod in names:
                 if mod.startswith("sandboxguard."):
                     out.add(mod[len("sandboxguard."):])
+        elif _string_import(node) is not None:
+            text = _string_import(node)
+            if text.startswith("sandboxguard."):
+                out.add(text[len("sandboxguard."):])
+            elif text.startswith("."):  # import_module(".x", package=__package__): relative to this package
+                level = len(text) - len(text.lstrip("."))
+                parts = package.split(".") if package else []
+                out.add(".".join([*parts[:len(parts) - (level - 1)], *text[level:].split(".")]).strip("."))
     return {m for m in out if m in known and m != name}
+
+
+def _string_import(node):
+    """The module text of an ``importlib.import_module(...)``/``__import__(...)`` call; '' when it is
+    not a literal (the test cannot tell what it imports); None for any other node."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    called = ast.unparse(node.func)
+    if called not in ("__import__", "import_module", "importlib.import_module"):
+        return None
+    first = node.args[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+
+
+def unreadable_imports(lib=LIB):
+    """'file:line' of each string import whose module is not a literal."""
+    found = []
+    for path in sorted(modules(lib).values()):
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), path)
+        found += ["%s:%d" % (os.path.relpath(path, lib), node.lineno) for node in ast.walk(tree)
+                  if _string_import(node) == ""]
+    return found
 
 
 def graph(lib=LIB):
@@ -115,6 +148,28 @@ def test_the_packages_exist_with_empty_init_files():
 
 def test_imports_point_down_and_never_back():
     assert problems(graph()) == []
+
+
+def test_no_import_hides_in_a_string():
+    """A module named by a computed string cannot be placed; import it by name (a lazy import
+    inside the function is fine) or name it as a literal."""
+    assert unreadable_imports() == []
+
+
+def test_string_imports_are_read(tmp_path):
+    (tmp_path / "_terminal").mkdir()
+    (tmp_path / "_terminal" / "__init__.py").write_text("")
+    (tmp_path / "_terminal" / "tools.py").write_text("from .. import shim\n")
+    (tmp_path / "shim.py").write_text(
+        "import importlib\n"
+        "def a():\n    return importlib.import_module('sandboxguard._terminal.tools')\n"
+        "def b():\n    return __import__('sandboxguard.report')\n"
+        "def c(name):\n    return importlib.import_module('%s.%s' % (__package__, name))\n")
+    (tmp_path / "report.py").write_text("")
+    edges = graph(str(tmp_path))
+    assert edges["shim"] == {"_terminal.tools", "report"}
+    assert any(p.startswith("_terminal reaches shim, which imports _terminal back") for p in problems(edges))
+    assert unreadable_imports(str(tmp_path)) == ["shim.py:7"]
 
 
 @pytest.mark.parametrize(("edges", "expected"), [

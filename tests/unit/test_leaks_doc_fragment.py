@@ -48,9 +48,11 @@ def test_ansible_doc_shows_the_same_text_for_both_modules_and_the_spec_agrees():
     for name in SHARED:
         assert info[name] == remove[name], name
     # the documented defaults are the argument spec's (module_utils/leaks_module.py, from the library)
-    from sandboxguard import leaks
+    from sandboxguard._leaks.atjobs import AT_SPOOL_DIRS
+    from sandboxguard._leaks.cron import SPOOL_DIR
+    from sandboxguard._leaks.home import DEFAULT_TMP_PATTERNS, RUNTIME_ROOT, TMP_DIR
 
-    assert info["tmp_dir"]["default"] == leaks.TMP_DIR and info["spool_dir"]["default"] == leaks.SPOOL_DIR
-    assert info["runtime_root"]["default"] == leaks.RUNTIME_ROOT
-    assert tuple(info["at_spool_dirs"]["default"]) == leaks.AT_SPOOL_DIRS
-    assert tuple(info["tmp_patterns"]["default"]) == leaks.DEFAULT_TMP_PATTERNS
+    assert info["tmp_dir"]["default"] == TMP_DIR and info["spool_dir"]["default"] == SPOOL_DIR
+    assert info["runtime_root"]["default"] == RUNTIME_ROOT
+    assert tuple(info["at_spool_dirs"]["default"]) == AT_SPOOL_DIRS
+    assert tuple(info["tmp_patterns"]["default"]) == DEFAULT_TMP_PATTERNS

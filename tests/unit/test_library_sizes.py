@@ -9,7 +9,8 @@ import os
 LIB = os.path.join(os.path.dirname(__file__), "..", "..", "python", "src", "sandboxguard")
 MAX_FILE_LINES = 600
 MAX_CLASS_LINES = 300
-WHOLE = {"crontab.py": "the crontab shim runs standalone as one file (python3 crontab.py), so it is never split"}
+WHOLE = {"_terminal/crontab_shim.py": "the crontab shim runs standalone as one file (its text is the installed "
+                                      "shim), so it is never split"}
 
 
 def _files():

@@ -96,7 +96,7 @@ def edit(tmp_path, env):
 
 
 def test_proc_calls_carry_the_disable_and_no_ignore_file_does():
-    # (crontab.py's sys.exit carries its own, for the shim's __main__; that is no process start)
+    # (crontab_shim.py's sys.exit carries its own, for the shim's __main__; that is no process start)
     with open(os.path.join(SRC, "proc.py")) as handle:
         lines = [line for line in handle if line.lstrip().startswith("return subprocess.")]
     assert len(lines) == 3 and all(line.rstrip().endswith("# pylint: disable=ansible-bad-function") for line in lines)

@@ -9,6 +9,7 @@ A change to a pinned signature fails here. Keep the old form working through a d
 first (see DEPRECATE below), then regenerate the pins deliberately:
 ``python3 tests/unit/test_public_api.py --write``.
 """
+import ast
 import importlib
 import inspect
 import os
@@ -17,9 +18,12 @@ import sys
 import types
 
 import pytest
+from test_dry_run_names import ADAPTERS, TOP, _sources
+from test_import_direction import modules
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(HERE, "..", "..", "python", "README.md")
+COPY = "ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard"  # the glue's name for it
 PINS = os.path.join(HERE, "public_api.txt")
 
 DEPRECATE = (
@@ -164,6 +168,181 @@ def test_every_public_name_exists(module, names):
     mod = importlib.import_module(module)
     missing = [name for name in names if not hasattr(mod, name)]
     assert not missing, "%s lacks %s (python/README.md lists them)" % (module, missing)
+
+
+@pytest.mark.parametrize(("module", "names"), _table(), ids=[m for m, _ in _table()])
+def test_all_is_exactly_the_row(module, names):
+    """``from sandboxguard.strip import *`` gives the row, nothing more (pytest's and pip's
+    ``__init__`` list exactly their public names): what else the modules, the CLI and the tests
+    need, they import from the private module that defines it."""
+    exported = getattr(importlib.import_module(module), "__all__", None)
+    assert exported is not None, "%s has no __all__: give it python/README.md's row" % module
+    assert len(exported) == len(set(exported)) and sorted(exported) == sorted(names), (
+        "%s.__all__ is %s; python/README.md's row is %s: the two say the same" % (module, sorted(exported),
+                                                                                    sorted(names)))
+
+
+def own_names(tree):
+    """What a module defines at its top (def, class, assignment), not what it imports."""
+    names = set()
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                visit([*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
+                       *(s for handler in getattr(node, "handlers", []) for s in handler.body)])
+
+    visit(tree.body)
+    return names
+
+
+def _library_module(node, package):
+    """The library module a from-import reads, dotted below sandboxguard ('' for the package
+    itself), or None. `package` is the importing library file's package ('' at the top), None
+    outside the library (a relative import there is not the library's)."""
+    if node.level:
+        if package is None:
+            return None
+        parts = package.split(".") if package else []
+        return ".".join([*parts[:len(parts) - (node.level - 1)], *(node.module.split(".") if node.module else [])])
+    for prefix in ("sandboxguard", COPY):
+        if node.module == prefix:
+            return ""
+        if (node.module or "").startswith(prefix + "."):
+            return node.module[len(prefix) + 1:]
+    return None
+
+
+def _denoted(node, bound, rows):
+    """The library module an expression stands for ('' for the package itself), or None: a
+    name bound by an import, ``sandboxguard.strip``, ``importlib.import_module("sandboxguard.strip")``,
+    ``__import__("sandboxguard.strip").strip``."""
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if isinstance(node, ast.Attribute):
+        return node.attr if _denoted(node.value, bound, rows) == "" and node.attr in rows else None
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        called, text = ast.unparse(node.func), node.args[0].value
+        if called == "__import__" and (text == "sandboxguard" or text.startswith("sandboxguard.")):
+            return ""  # __import__("a.b") gives the package a
+        if called.endswith("import_module") and text.startswith("sandboxguard."):
+            return text[len("sandboxguard."):]
+    return None
+
+
+def hub_uses(tree, package, rows, own):
+    """(line, module, name) of each name read from a public module that is neither in its row nor
+    defined there (a re-export used as a hub): ``from sandboxguard.strip import held_fd_cap``,
+    ``from .. import strip`` then ``strip.held_fd_cap``, ``__import__("sandboxguard.strip").strip.held_fd_cap``.
+    `rows`: {module: its row}; `own`: {module: own_names}."""
+    bound, found = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            stem = _library_module(node, package)
+            for alias in node.names if stem is not None else ():
+                if stem in rows:
+                    found.append((node.lineno, stem, alias.name))
+                elif stem == "" and alias.name in rows:
+                    bound[alias.asname or alias.name] = alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                for prefix in ("sandboxguard.", COPY + "."):
+                    if alias.name.startswith(prefix) and alias.name[len(prefix):] in rows:
+                        if alias.asname:
+                            bound[alias.asname] = alias.name[len(prefix):]
+                        elif prefix == "sandboxguard.":
+                            bound["sandboxguard"] = ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            module = _denoted(node.value, bound, rows)
+            if module:
+                found.append((node.lineno, module, node.attr))
+    return sorted((line, module, name) for line, module, name in found
+                  if name not in rows[module] and name not in own[module] and not name.startswith("__"))
+
+
+def _readers():
+    """(file, tree, package) of everything that imports the library: the library itself (its
+    private packages and the public modules), the CLI, the modules' glue and plugins, the tests,
+    the benchmarks and the tools."""
+    for name, path in sorted(modules().items()):
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        with open(path, encoding="utf-8") as handle:
+            yield os.path.relpath(path, TOP), ast.parse(handle.read(), path), package
+    for rel, tree in _sources(*ADAPTERS):
+        yield rel, tree, None
+    for top in ("tests", "benchmarks", "tools", os.path.join("plugins", "filter")):
+        for rel, tree in _sources(os.path.join(TOP, top)):
+            yield os.path.join(top, rel), tree, None
+
+
+def test_nothing_reads_a_private_name_through_a_public_module():
+    """A name not in a public module's row is imported from where it is defined: the private
+    packages, the CLI, the glue and the tests import the private module (``_walk.walk``), never a
+    public one (``strip``) as a hub for it."""
+    rows = {module[len("sandboxguard."):]: set(names) for module, names in _table()}
+    own = {}
+    for module in rows:
+        path = os.path.join(TOP, "python", "src", "sandboxguard", module + ".py")
+        with open(path, encoding="utf-8") as handle:
+            own[module] = own_names(ast.parse(handle.read(), path))
+    found = ["%s:%d reads %s from %s: import it from the private module that defines it"
+             % (rel, line, name, module)
+             for rel, tree, package in _readers() for line, module, name in hub_uses(tree, package, rows, own)]
+    assert found == []
+
+
+@pytest.mark.parametrize(("source", "package", "expected"), [
+    ("from sandboxguard.strip import run, held_fd_cap", None, [(1, "strip", "held_fd_cap")]),
+    ("from .. import strip as s\ns.held_fd_cap(1)", "_guard", [(2, "strip", "held_fd_cap")]),
+    ("from . import strip\nstrip.run_opened(1)\nstrip.run(2)", "", []),
+    ("import sandboxguard.strip\nsandboxguard.strip.held_fd_cap", None, [(2, "strip", "held_fd_cap")]),
+    ("from %s import strip\nstrip.held_fd_cap" % COPY, None, [(2, "strip", "held_fd_cap")]),
+    ("from %s.strip import held_fd_cap" % COPY, None, [(1, "strip", "held_fd_cap")]),
+    ("from ._walk.walk import held_fd_cap\nfrom .strip import run", "", []),
+    ("from ..strip import held_fd_cap", None, []),  # outside the library: not the library's
+    ("__import__('sandboxguard.strip').strip.held_fd_cap(1)", None, [(1, "strip", "held_fd_cap")]),
+    ("import importlib\nimportlib.import_module('sandboxguard.strip').held_fd_cap", None,
+     [(2, "strip", "held_fd_cap")]),
+    ("__import__('sandboxguard.strip').strip.run(1)", None, []),
+])
+def test_the_hub_rule_sees_each_way_of_reading_a_name(source, package, expected):
+    rows = {"strip": {"run"}}
+    own = {"strip": {"run", "run_opened"}}
+    assert hub_uses(ast.parse(source), package, rows, own) == expected
+
+
+PRIVATE_NOTICE = "PRIVATE to the library and the collection"
+
+
+def private_files():
+    """Every file of the private packages (but their __init__.py, which stay empty) and every
+    file of the modules' glue (plugins/module_utils/*.py; its sandboxguard/ is the library's copy)."""
+    found = [path for name, path in modules().items() if name.startswith("_") and not path.endswith("__init__.py")]
+    glue = os.path.join(TOP, "plugins", "module_utils")
+    found += [os.path.join(glue, name) for name in os.listdir(glue) if name.endswith(".py") and name != "__init__.py"]
+    return sorted(found)
+
+
+def test_private_files_say_so_first():
+    """community.crypto marks every _crypto/ and _acme/ file private to the collection: here the
+    first words of each private file's docstring do, where ``help()`` and a reader look first."""
+    files = private_files()
+    assert any(p.endswith(os.path.join("_core", "text.py")) for p in files)
+    assert any(p.endswith(os.path.join("module_utils", "walk_module.py")) for p in files) and len(files) > 60
+    unmarked = []
+    for path in files:
+        with open(path, encoding="utf-8") as handle:
+            doc = ast.get_docstring(ast.parse(handle.read(), path)) or ""
+        if not doc.startswith(PRIVATE_NOTICE):
+            unmarked.append(os.path.relpath(path, TOP))
+    assert unmarked == [], "start each docstring with %r: %s" % (PRIVATE_NOTICE + ".", unmarked)
 
 
 def test_every_public_signature_is_the_pinned_one():

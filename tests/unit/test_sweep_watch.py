@@ -12,7 +12,9 @@ import threading
 
 import pytest
 from sandboxguard import docker_engine, report, sweep
-from sandboxguard._privileged import staging
+from sandboxguard._core.engine_api import NotFound
+from sandboxguard._privileged import sandboxes, staging
+from sandboxguard._privileged.sweep_steps import CONTAINER_TARGET, found_paths
 
 AGENT = (1000, 1000)
 
@@ -32,7 +34,7 @@ class FakeEngine:
 
     def inspect_container(self, client, name):
         if name not in self.docs:
-            raise docker_engine.NotFound("container %s: 404 no such container" % name, 404)
+            raise NotFound("container %s: 404 no such container" % name, 404)
         return self.docs[name]
 
     def container_events(self, client, since=None):
@@ -46,7 +48,7 @@ class FakeEngine:
         [target] = binds
         found = sorted(os.path.join(d, f) for d, _, fs in os.walk(target) for f in fs
                        if os.lstat(os.path.join(d, f)).st_mode & 0o6000)
-        printed = b"".join(os.fsencode(sweep.CONTAINER_TARGET + p[len(target):]) + b"\0" for p in found)
+        printed = b"".join(os.fsencode(CONTAINER_TARGET + p[len(target):]) + b"\0" for p in found)
         stdout = " ".join("%02x" % byte for byte in printed).encode()  # what od -An -tx1 prints
         return {"exit_code": 0, "timed_out": False, "output": stdout.decode(), "stdout": stdout, "stderr": ""}
 
@@ -222,7 +224,7 @@ def test_found_paths_are_the_nul_terminated_names_under_the_target_exactly():
     printed = b"/sweep/target/a\n b\0/sweep/target/bad\xff\0/sweep/target\0/sweep/targetx/no\0junk\0"
     rows = [printed[i:i + 16] for i in range(0, len(printed), 16)]
     dump = b"\n".join(b" " + b" ".join(b"%02x" % byte for byte in row) for row in rows)
-    assert sweep.found_paths(dump, "/srv/t") == ["/srv/t/a\n b", os.fsdecode(b"/srv/t/bad\xff"), "/srv/t"]
+    assert found_paths(dump, "/srv/t") == ["/srv/t/a\n b", os.fsdecode(b"/srv/t/bad\xff"), "/srv/t"]
 
 
 # The same death in the shapes engines send (issue 21): Docker before Engine 29 (status, id and
@@ -277,7 +279,7 @@ class TwoEngines(FakeEngine):
     def inspect_container(self, client, name):
         docs = self.per_engine[client][0]
         if name not in docs:
-            raise docker_engine.NotFound("container %s: 404 no such container" % name, 404)
+            raise NotFound("container %s: 404 no such container" % name, 404)
         return docs[name]
 
     def container_events(self, client, since=None):
@@ -434,7 +436,7 @@ def test_a_socket_under_run_user_is_that_users_even_when_it_claims_to_be_a_rootf
     group = docker_engine.connect_engines(urls=["unix:///run/user/1000/podman/podman.sock"])
     [member] = group.members
     assert member.name == "podman-rootless-1000" and member.rootless_uid == 1000
-    claimed = sweep.sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": ["name=userns"],
+    claimed = sandboxes.engine_facts({"OSType": "linux", "SecurityOptions": ["name=userns"],
                                             "DockerRootDir": "/var/lib/docker/0.0"})
     facts = sweep._group_facts([docker_engine.facts_of(group, member.name, claimed)])
     assert facts["rootless"] is True and sweep._chown_from(facts) == ()

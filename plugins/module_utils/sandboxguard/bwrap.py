@@ -8,8 +8,8 @@ unprivileged user namespaces (or a setuid bwrap). Hosts fail that in known ways;
 module turns each into a ``reason`` and a ``remediation`` the caller can act on.
 
 This module is the public face (``probe``, ``apparmor_profile``) and the probe's
-orchestration; the pieces live in the private package ``_bwrap`` and are re-exported here
-for the modules and the CLI: ``diagnosis`` (reasons, remediations, versions, stderr
+orchestration; the pieces live in the private package ``_bwrap`` (the modules, the CLI and
+the tests import them from there, never through this module): ``diagnosis`` (reasons, remediations, versions, stderr
 classification; pure), ``host`` (host facts and AppArmor under a ``root`` directory, so tests
 can fake an Ubuntu 24.04 host; the AppArmor profile text), ``argv`` (the backend's sandbox
 argv and limits; pure), ``checks`` (the isolation checks, one table ``{name: (plan,
@@ -28,11 +28,8 @@ from ._bwrap.argv import (
     DEFAULT_LIMITS,
     DEFAULT_PROFILE,
     PROFILES,
-    SANDBOX_BASE_PROCESSES,
     _limit_int,
     inherited_hard_limits,
-    nproc_args,
-    prlimit_args,
     sandbox_argv,
 )
 from ._bwrap.checks import (
@@ -43,13 +40,11 @@ from ._bwrap.checks import (
     unknown_checks_error,
 )
 from ._bwrap.diagnosis import (
-    _STDERR_RULES,
     DEFAULT_MIN_VERSION,
     REASON_MESSAGES,
     REMEDIATIONS,
     _format,
     classify_stderr,
-    parse_version,
     remediation_text,
     sysctl_fix,
     userns_blocker,
@@ -57,35 +52,18 @@ from ._bwrap.diagnosis import (
     version_string,
 )
 from ._bwrap.host import (
-    APPARMOR_PROFILE_NAME,
-    DOCKER_SOCKETS,
     SEARCH_PATH,
     apparmor_profile,
-    apparmor_profiles_for,
-    detect_container,
     existing_docker_sockets,
     find_bwrap,
     hidden_paths,
-    loaded_apparmor_profiles,
     read_bwrap_version,
     read_host_facts,
 )
 from ._bwrap.run import DEFAULT_TIMEOUT_S, ProbeUserRefused, resolve_probe_user, run_sandbox_probe
 from .errors import InputError
 
-# The names the modules, the CLI and the tests use from here: the public two (python/README.md)
-# and the pieces of _bwrap re-exported above.
-__all__ = [
-    "APPARMOR_PROFILE_NAME", "DEFAULT_LIMITS", "DEFAULT_MIN_VERSION", "DEFAULT_PROFILE", "DEFAULT_TIMEOUT_S",
-    "DOCKER_SOCKETS", "ISOLATION_CHECKS", "PROBE_ERRORS", "PROCESS_LIMIT_PROBE_VALUE", "PROFILES",
-    "REASON_MESSAGES", "REMEDIATIONS", "SANDBOX_BASE_PROCESSES", "SEARCH_PATH", "_STDERR_RULES", "InputError",
-    "ProbeUserRefused", "apparmor_profile", "apparmor_profiles_for", "check_request", "classify_stderr",
-    "detect_container", "existing_docker_sockets", "find_bwrap", "hidden_paths", "inherited_hard_limits",
-    "isolation_script", "loaded_apparmor_profiles", "nproc_args", "parse_isolation_output", "parse_version",
-    "plan_isolation_checks", "prlimit_args", "probe", "process_limit_is_scoped", "read_bwrap_version",
-    "read_host_facts", "remediation_text", "resolve_probe_user", "run_sandbox_probe", "sandbox_argv",
-    "sysctl_fix", "userns_blocker", "version_at_least", "version_string",
-]
+__all__ = ["apparmor_profile", "probe"]
 
 
 def _not_run(plan, why):

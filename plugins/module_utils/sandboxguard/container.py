@@ -23,6 +23,8 @@ container started with a clean PID 1 and cgroup namespace); the answer is then F
 """
 import os
 
+__all__ = ["detect_container"]
+
 CGROUP_WORDS = ("docker", "libpod", "containerd", "kubepods", "lxc")
 
 

@@ -49,12 +49,11 @@ import time
 
 from . import report as envelope
 from ._core.text import escape
-from ._fetch.landing import MODE_PRIVATE, MODE_PUBLIC, land_file, make_dest_dir
+from ._fetch.landing import land_file, make_dest_dir
 from ._fetch.output import decode_payload, parse_output
 from ._fetch.policy import (
     DEFAULT_MAX_BYTES,
     DEFAULT_OPEN_TIMEOUT_S,
-    SYSTEM_PREFIXES,
     FetchError,
     TransportUnavailable,
     check_hermes_home,
@@ -64,16 +63,9 @@ from ._fetch.policy import (
     output_limit,
     safe_name,
 )
-from ._fetch.program import _OPEN_FD3, _PRELUDE, new_token, read_program, resolve_program, shell_join
+from ._fetch.program import new_token, read_program, resolve_program
 
-# The public names (python/README.md) and what the transports, the action plugin, the CLI and
-# the tests use from here.
-__all__ = [
-    "DEFAULT_MAX_BYTES", "DEFAULT_OPEN_TIMEOUT_S", "MODE_PRIVATE", "MODE_PUBLIC", "SYSTEM_PREFIXES", "_OPEN_FD3",
-    "_PRELUDE", "FetchError", "TransportUnavailable", "check_hermes_home", "check_home", "check_path",
-    "decode_payload", "expand_home", "fetch", "land_file", "new_token", "output_limit", "parse_output",
-    "read_program", "resolve_program", "safe_name", "shell_join",
-]
+__all__ = ["FetchError", "TransportUnavailable", "check_path", "expand_home", "fetch"]
 
 
 def _report(src, dest_dir, max_bytes, home, hermes_home, strict):

@@ -29,6 +29,8 @@ from ._core import atomicfile, safefs
 from ._core.text import escape
 from .errors import InputError
 
+__all__ = ["ConfigError", "set_config"]
+
 NEW_FILE_MODE = 0o600
 READ_LIMIT = 4 << 20  # a Hermes config is a few kilobytes; never read more than this
 

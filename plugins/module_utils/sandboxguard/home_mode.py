@@ -37,30 +37,18 @@ import tempfile
 
 from ._core.pathnames import is_within
 from ._terminal.configure import (
-    CONFIG_KEY,
-    CONFIG_NAME,
-    CONFIG_SECTION,
-    DEFAULT_WHERE,
-    ENV_NAME,
-    PROFILES_DIR,
-    WHERE_CHOICES,
     configure_terminal_home,
-    hermes_homes,
 )
-from ._terminal.dirs import _make_dirs_at, _open_dir, _set_mode_at, ensure_private_dir, set_dir_mode
-from ._terminal.eval_tools import DEFAULT_EVAL_BIN, EVAL_WRAPPER_NAME, eval_wrapper_text, install_eval_tools
+from ._terminal.dirs import _make_dirs_at, _open_dir, _set_mode_at
+from ._terminal.eval_tools import install_eval_tools
 from ._terminal.modes import (
-    CONFIGURED_MODE,
     CRONTAB_FILE_ENV,
     CRONTAB_TABLE_NAME,
-    DEFAULT_MODE,
     HERMES_HOME_ENV,
     HOME_MODE_ENV,
     MANAGED_ENV,
     MANAGED_MARKER,
-    MODE_ALIASES,
     MODE_ENV,
-    MODES,
     PRIVATE_DIR_MODE,
     PROFILE_HOME_DIR,
     REAL_HOME_ENV,
@@ -70,29 +58,28 @@ from ._terminal.modes import (
     TMP_ENV_VARS,
     USER_BUS_ENV_VARS,
     XDG_BASE_DIRS,
-    XDG_BASE_ENV_VARS,
     HomeModeError,
     _env_value,
-    accepted_modes_text,
     norm_path,
     normalize_mode,
 )
 
-# One container detection for the whole library (container.py); re-exported here, where
-# the home mode's ``auto`` rule uses it.
+# One container detection for the whole library (container.py), which the home mode's
+# ``auto`` rule uses.
 from .container import detect_container
 
-# The public names (python/README.md) and what the modules, the CLI and the tests use here.
 __all__ = [
-    "CONFIGURED_MODE", "CONFIG_KEY", "CONFIG_NAME", "CONFIG_SECTION", "CRONTAB_FILE_ENV", "CRONTAB_TABLE_NAME",
-    "DEFAULT_EVAL_BIN", "DEFAULT_MODE", "DEFAULT_WHERE", "ENV_NAME", "EVAL_WRAPPER_NAME", "HERMES_HOME_ENV",
-    "HOME_MODE_ENV", "MANAGED_ENV", "MANAGED_MARKER", "MODES", "MODE_ALIASES", "MODE_ENV", "PRIVATE_DIR_MODE",
-    "PROFILES_DIR", "PROFILE_HOME_DIR", "REAL_HOME_ENV", "SCRATCH_MARKER_ENV", "SCRATCH_SUBDIR", "SHIM_BIN_SUBDIR",
-    "TMP_ENV_VARS", "USER_BUS_ENV_VARS", "WHERE_CHOICES", "XDG_BASE_DIRS", "XDG_BASE_ENV_VARS", "HomeModeError",
-    "accepted_modes_text", "apply_subprocess_home_env", "configure_terminal_home", "detect_container",
-    "ensure_isolation_dirs", "ensure_private_dir", "eval_isolation", "eval_wrapper_text", "hermes_homes",
-    "install_eval_tools", "is_in_protected_home", "isolated_env", "isolation_layout", "norm_path", "normalize_mode",
-    "protected_homes", "resolve_subprocess_home", "set_dir_mode", "xdg_base_dirs",
+    "HomeModeError",
+    "apply_subprocess_home_env",
+    "configure_terminal_home",
+    "eval_isolation",
+    "install_eval_tools",
+    "is_in_protected_home",
+    "isolated_env",
+    "normalize_mode",
+    "protected_homes",
+    "resolve_subprocess_home",
+    "xdg_base_dirs",
 ]
 
 

@@ -45,29 +45,31 @@ import os
 import time
 
 from . import report as envelope
-from ._core.crontab_header import NHEADER_LINES
 from ._core.text import escape, one_line
 from ._leaks.atjobs import AT_SPOOL_DIRS, audit_at_spool
 from ._leaks.baseline import (
     BASELINE_MODES,
     BASELINE_SCHEMA,
-    DEFAULT_BASELINE_MODE,
     LeakAuditError,
     compare,
     read_baseline,
     write_baseline,
 )
-from ._leaks.cron import MAX_ENTRY_CHARS, MAX_LINE_BYTES, SPOOL_DIR, audit_cron_spool, cron_jobs, iter_cron_jobs
+from ._leaks.cron import SPOOL_DIR, audit_cron_spool, cron_jobs
 from ._leaks.home import DEFAULT_TMP_PATTERNS, RUNTIME_ROOT, TMP_DIR, audit_home, audit_runtime, audit_tmp
 from ._leaks.reading import MAX_WALK_ENTRIES
 
-# The public names (python/README.md) and what the modules, the CLI and leaks_remove use.
 __all__ = [
-    "AT_SPOOL_DIRS", "BASELINE_MODES", "BASELINE_ONLY_KINDS", "BASELINE_SCHEMA", "DEFAULT_BASELINE_MODE",
-    "DEFAULT_TMP_PATTERNS", "KINDS", "MAX_ENTRY_CHARS", "MAX_LINE_BYTES", "NHEADER_LINES", "RUNTIME_ROOT",
-    "SPOOL_DIR", "TMP_DIR", "LeakAuditError", "audit", "audit_at_spool", "audit_cron_spool", "audit_home",
-    "audit_runtime", "audit_tmp", "audit_with_baseline_file", "cron_jobs", "finding_lines", "iter_cron_jobs",
-    "local_accounts", "named_accounts", "read_baseline", "snapshot", "write_baseline",
+    "BASELINE_ONLY_KINDS",
+    "KINDS",
+    "LeakAuditError",
+    "audit",
+    "audit_with_baseline_file",
+    "cron_jobs",
+    "finding_lines",
+    "read_baseline",
+    "snapshot",
+    "write_baseline",
 ]
 
 KINDS = ("cron_job", "at_job", "hermes_script", "user_unit", "enabled_timer", "enabled_unit", "transient_unit",

@@ -31,6 +31,19 @@ import warnings
 
 from ._core.text import one_line
 
+__all__ = [
+    "ENVELOPE_KEYS",
+    "add_error",
+    "add_warning",
+    "error_entry",
+    "error_text",
+    "finish",
+    "has_problems",
+    "merge",
+    "mode_text",
+    "new_report",
+]
+
 ENVELOPE_KEYS = ("roots", "changed", "complete", "errors", "warnings", "counts", "elapsed")
 
 

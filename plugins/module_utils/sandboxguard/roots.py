@@ -25,6 +25,8 @@ from ._core.pathnames import is_within
 from ._core.safefs import HeldFd, PathRefused
 from ._core.text import escape
 
+__all__ = ["RootRefused", "check_root"]
+
 # Refused as roots, and so is everything beneath them: the system's own files.
 SYSTEM_TREES = (
     "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",

@@ -47,75 +47,39 @@ caller (an agent harness) it runs in-process and resolves names through
 Where the pieces live: ``fileops`` (what is done to one file: the file actions,
 ``fix_file_at``, the ``StripOptions`` parameters object), ``walk`` (directories,
 descriptors, the budget, the walkers sharing work), ``forked`` (child processes and
-signals), ``roots`` (which roots, opened how). This module is the public API: ``run``,
-``run_opened``, ``scan``, ``strip``, ``fix_file_at``, ``StripOptions``, ``findings_remain`` and the
-constants below; the rest is private.
+signals), ``roots`` (which roots, opened how). This module's public API is its ``__all__``
+(python/README.md's row): ``run``, ``scan``, ``strip``, ``StripOptions``, ``fix_file_at``,
+``findings_remain``, ``ChangedUnderUs`` and three constants; ``run_opened`` (a walk of roots
+already proven) is the library's own, for the sweep, the guard and the fleet.
 """
 import time
 
 from . import report as envelope
 from ._core import forked
-from ._core.forked import MAX_WORKERS, WORKER_GRACE_S, WORKER_STOP_S, Stopped, stop_child
 from ._walk import walk
 from ._walk.fileops import (
     ACTIONS,
-    CAP_XATTR,
-    CAPS_METHODS,
     DEFAULT_BUDGET_S,
     DEFAULT_MAX_LISTED,
-    HARDLINK_POLICIES,
-    OPTION_DEFAULTS,
-    PROGRESS_INTERVAL_S,
     ChangedUnderUs,
     StripOptions,
-    check_owner,
-    clear_caps,
     fix_file_at,
-    fix_proven_file,
     options_from,
-    return_owner,
-    strip_setid,
 )
-from ._walk.walk import FD_RESERVE, MAX_HELD_DIR_FDS, SHARE_FRONTIER, held_fd_cap, new_report
+from ._walk.walk import new_report
 from .roots import RootRefused, open_root
 
-# What `from sandboxguard.strip import ...` offers: the names re-exported above (the walk and
-# the file actions moved to walk.py and fileops.py) and this module's own entry points.
 __all__ = [
     "ACTIONS",
-    "CAPS_METHODS",
-    "CAP_XATTR",
     "DEFAULT_BUDGET_S",
     "DEFAULT_MAX_LISTED",
-    "FD_RESERVE",
-    "HARDLINK_POLICIES",
-    "MAX_HELD_DIR_FDS",
-    "MAX_WORKERS",
-    "OPTION_DEFAULTS",
-    "PROGRESS_INTERVAL_S",
-    "SHARE_FRONTIER",
-    "WORKER_GRACE_S",
-    "WORKER_STOP_S",
     "ChangedUnderUs",
-    "RootRefused",
-    "Stopped",
     "StripOptions",
-    "check_owner",
-    "clear_caps",
     "findings_remain",
     "fix_file_at",
-    "fix_proven_file",
-    "held_fd_cap",
-    "new_report",
-    "open_root",
-    "options_from",
-    "return_owner",
     "run",
-    "run_opened",
     "scan",
-    "stop_child",
     "strip",
-    "strip_setid",
 ]
 
 

@@ -36,21 +36,15 @@ from ._core.text import escape
 from ._privileged import engine_events, sandboxes
 from ._privileged import scope as _scopemod
 from ._privileged import targets as _targets
-from ._privileged.sweep_steps import (  # noqa: F401  # pylint: disable=unused-import  # the steps, named here too
-    CONTAINER_TARGET,
-    PROLOGUE,
-    SCRIPT_CAPS,
-    SCRIPT_CHOWN,
-    SCRIPT_CHOWN_DRY,
-    SCRIPT_SETID,
-    SCRIPT_SETID_DRY,
+from ._privileged.sweep_steps import (
     STEPS,
-    found_paths,
     sweep_container,
     sweep_native,
 )
 from ._walk import fileops
 from .errors import InputError
+
+__all__ = ["METHODS", "STEPS", "derive_roots", "mounts_info", "sweep", "watch"]
 
 METHODS = ("native", "container")
 DEFAULT_METHOD = "native"

@@ -10,7 +10,9 @@ ssh and Docker transports do.
 import tempfile
 
 from ._core.proc import DEVNULL, PIPE, TimeoutExpired, popen
-from .fetch import DEFAULT_MAX_BYTES, output_limit
+from ._fetch.policy import DEFAULT_MAX_BYTES, output_limit
+
+__all__ = ["LocalExec"]
 
 
 class LocalExec:

@@ -30,6 +30,8 @@ import re
 
 from .errors import InputError
 
+__all__ = ["YamlEditError", "read_env_line", "read_nested", "read_path", "set_env_line", "set_nested", "set_path"]
+
 _KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*|\"[^\"]*\"|'[^']*')\s*:(?:\s|$)")
 _NULLISH = ("", "~", "null", "Null", "NULL", "{}")
 

@@ -27,10 +27,12 @@ a normalised copy of the settings with errors and warnings, never raises on bad 
 import os
 
 from . import credentials
+from ._bwrap.argv import DEFAULT_LIMITS, DEFAULT_PROFILE, PROFILES
 from ._core.inputs import bool_word
 from ._core.pathnames import is_within
 from ._core.text import escape
-from .bwrap import DEFAULT_LIMITS, DEFAULT_PROFILE, PROFILES
+
+__all__ = ["validate_plugin_settings"]
 
 SETTING_KEYS = ("profile", "memory_mb", "cpu_seconds", "max_procs", "binds", "home_allow")
 # home_allow names a dot entry at the top of home, or one child of these (seed 004).

@@ -12,6 +12,8 @@ import struct
 
 from .errors import InputError
 
+__all__ = ["caps_to_text", "decode_vfs_cap", "encode_vfs_cap"]
+
 XATTR_NAME = "security.capability"
 
 VFS_CAP_REVISION_MASK = 0xFF000000

@@ -45,6 +45,17 @@ Pure: nothing here touches the file system.
 import posixpath
 from collections import namedtuple
 
+__all__ = [
+    "HERMES_STORES",
+    "HOME_STORES",
+    "SOURCES",
+    "hermes_stores",
+    "home_stores",
+    "is_home_store",
+    "match_components",
+    "match_hermes_relative",
+]
+
 SOURCES = {
     "bwrap-home": "Hermes DENIED_HOME_PATHS (tools/environments/bubblewrap_home.py)",
     "media-home": "Hermes _MEDIA_DELIVERY_DENIED_HOME_SUBPATHS (gateway/platforms/base.py)",

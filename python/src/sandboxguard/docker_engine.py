@@ -27,9 +27,11 @@ import threading
 import time
 
 from ._core import defaults, engine_api, engine_http
-from ._core.engine_api import APIError, EngineError, NotFound, SocketRefused  # noqa: F401  # pylint: disable=unused-import  # the engine errors, named here (the public name)
+from ._core.engine_api import EngineError, NotFound, SocketRefused
 from ._core.engine_docs import checked_info, checked_inspect
 from ._core.text import one_line
+
+__all__ = ["EngineError", "SDKMissing", "connect", "connect_engines", "survey"]
 
 DOCKER_SOCKET = defaults.DOCKER_SOCKET
 PODMAN_SOCKET = defaults.PODMAN_SOCKET  # rootful Podman (podman.socket, podman system service)

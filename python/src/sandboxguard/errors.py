@@ -20,6 +20,8 @@ the package keep their own (``crontab.CrontabExit``, ``fdmount.Refused``).
 Standard library only; imports nothing.
 """
 
+__all__ = ["InputError"]
+
 
 class InputError(ValueError):
     """A request the library refuses; str() is one line naming what, why and the fix.

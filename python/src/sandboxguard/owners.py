@@ -18,6 +18,8 @@ import pwd
 
 from .errors import InputError
 
+__all__ = ["parse_owner", "resolve_owner"]
+
 
 def _is_id(text):
     return text.isdigit()

@@ -9,7 +9,10 @@ the whole exec has a deadline (``timeout``, default DEFAULT_EXEC_TIMEOUT_S).
 """
 from . import docker_engine
 from ._core import engine_api
-from .fetch import DEFAULT_MAX_BYTES, FetchError, output_limit
+from ._fetch.policy import DEFAULT_MAX_BYTES, output_limit
+from .fetch import FetchError
+
+__all__ = ["DockerExec"]
 
 DEFAULT_EXEC_TIMEOUT_S = 600.0
 MAX_STDERR_BYTES = 64 * 1024

@@ -11,7 +11,11 @@ import os
 import select
 import time
 
-from .fetch import DEFAULT_MAX_BYTES, FetchError, TransportUnavailable, output_limit, shell_join
+from ._fetch.policy import DEFAULT_MAX_BYTES, output_limit
+from ._fetch.program import shell_join
+from .fetch import FetchError, TransportUnavailable
+
+__all__ = ["SSHExec"]
 
 CONNECT_TIMEOUT_S = 30.0
 

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_bwrap/argv.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The argv of the real sandbox, the way the terminal backend starts a command, and the
+"""PRIVATE to the library and the collection.
+
+The argv of the real sandbox, the way the terminal backend starts a command, and the
 resource limits set around it. Pure apart from ``inherited_hard_limits`` (getrlimit).
 """
 from ..errors import InputError

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_bwrap/checks.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The isolation checks the probe runs inside the sandbox, as one table: each check's name maps
+"""PRIVATE to the library and the collection.
+
+The isolation checks the probe runs inside the sandbox, as one table: each check's name maps
 to (plan, script). ``plan(ctx)`` decides what the check tests on this host (a dict of inputs) or
 why it cannot run (a string); ``script(name, spec)`` is the /bin/sh that tests it and prints one
 ``SG|name|status|detail`` line per path. ``plan_isolation_checks`` (reads under ``root``),

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_bwrap/diagnosis.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Why a bubblewrap probe failed and what fixes it: the reason and remediation tables, bwrap
+"""PRIVATE to the library and the collection.
+
+Why a bubblewrap probe failed and what fixes it: the reason and remediation tables, bwrap
 versions, and the classification of bwrap's stderr against the host facts. Pure: plain values in,
 plain values out (the facts come from ``_bwrap.host.read_host_facts``).
 """

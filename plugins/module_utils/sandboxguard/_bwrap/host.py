@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_bwrap/host.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""What the host says about bubblewrap, read under a ``root`` directory so tests can fake a
+"""PRIVATE to the library and the collection.
+
+What the host says about bubblewrap, read under a ``root`` directory so tests can fake a
 host: the user namespace knobs, AppArmor's profiles, the credential stores and docker sockets
 the sandbox must hide, where bwrap is and its version; and the AppArmor profile text that
 lets it create user namespaces. Effectful parts read files or run ``bwrap --version``;

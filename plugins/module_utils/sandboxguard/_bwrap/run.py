@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_bwrap/run.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Whom the probe runs as (never root) and running a command in the sandbox as that user
+"""PRIVATE to the library and the collection.
+
+Whom the probe runs as (never root) and running a command in the sandbox as that user
 (effectful: passwd lookups, processes).
 """
 import os

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/atomicfile.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The library's one atomic file write: a temporary file in the same directory, fsync, rename.
+"""PRIVATE to the library and the collection.
+
+The library's one atomic file write: a temporary file in the same directory, fsync, rename.
 
 Every file the library writes whole lands through :func:`write_at` under a directory
 descriptor the caller proved (or :func:`write`, which proves the directory with
@@ -20,7 +22,7 @@ of them finds the same guarantees:
   fsynced: after a crash the file is the old one or the new one, whole;
 - nothing is left behind when any step fails.
 
-The crontab shim (``crontab.py``) keeps its own copy of this: it runs standalone, as
+The crontab shim (``_terminal/crontab_shim.py``) keeps its own copy of this: it runs standalone, as
 ``/usr/bin/python3 crontab``, and imports nothing from the package.
 """
 import os

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/defaults.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Defaults and choices that callers of more than one capability offer, each written once.
+"""PRIVATE to the library and the collection.
+
+Defaults and choices that callers of more than one capability offer, each written once.
 
 A capability takes its own from here (``bwrap.DEFAULT_MIN_VERSION`` is
 :data:`BWRAP_MIN_VERSION`), and so does a module that offers another capability's option

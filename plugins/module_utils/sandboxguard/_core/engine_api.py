@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/engine_api.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""A small client of the Docker Engine API (Docker, and Podman's Docker-compatible API) on the
+"""PRIVATE to the library and the collection.
+
+A small client of the Docker Engine API (Docker, and Podman's Docker-compatible API) on the
 standard library: what the library asks an engine on a target, and nothing else.
 
 Every call has an overall deadline (the client's ``timeout``, or what is left of a

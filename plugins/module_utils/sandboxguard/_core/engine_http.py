@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/engine_http.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""HTTP to a container engine with the standard library, every engine treated as untrusted.
+"""PRIVATE to the library and the collection.
+
+HTTP to a container engine with the standard library, every engine treated as untrusted.
 
 The transport under engine_api: where an engine is (``unix://``, ``tcp://``, ``http://``,
 ``https://``, TLS from DOCKER_TLS_VERIFY / DOCKER_TLS / DOCKER_CERT_PATH as the Docker CLI

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/fdmount.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Mounts made through descriptors, never by path; and the boot program that re-makes the
+"""PRIVATE to the library and the collection.
+
+Mounts made through descriptors, never by path; and the boot program that re-makes the
 nosuid,nodev bind mounts at boot (``sandboxguard-nosuid``).
 
 A path through a directory another user can write means nothing between one system call

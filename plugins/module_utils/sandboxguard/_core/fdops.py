@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/fdops.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Root-side operations below a held directory: the descriptor half of safefs.
+"""PRIVATE to the library and the collection.
+
+Root-side operations below a held directory: the descriptor half of safefs.
 
 Below a directory held open (safefs.walk_path proved it), everything goes through ``*at()``
 calls with no-follow flags and ``f*()`` calls on what they return: :func:`make_dir_at`,

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/inputs.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Inputs as AWX surveys and ``-e`` send them, parsed by one rule.
+"""PRIVATE to the library and the collection.
+
+Inputs as AWX surveys and ``-e`` send them, parsed by one rule.
 
 An AWX survey has no list, boolean or "unset" type: a blank optional field arrives as
 ``""``, a list as one comma-separated string, a boolean as ``"true"``/``"false"``

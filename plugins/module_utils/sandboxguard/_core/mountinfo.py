@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/mountinfo.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Mount points from /proc/self/mountinfo (proc(5)).
+"""PRIVATE to the library and the collection.
+
+Mount points from /proc/self/mountinfo (proc(5)).
 
 A bind mount of the same filesystem has the same st_dev as its parent, so `find -xdev`
 walks into it; only mountinfo tells the two apart. Paths there are octal-escaped

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/nosuid_legacy.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""What 1.0.0's nosuid_mount persisted, read so it can be removed (pure).
+"""PRIVATE to the library and the collection.
+
+What 1.0.0's nosuid_mount persisted, read so it can be removed (pure).
 
 1.0.0 wrote fstab lines and ``.mount`` units (marked with MARKER) that the boot resolved by
 path; nosuid.ensure finds them (old_unit_path, fstab_ours), adds their roots to its list

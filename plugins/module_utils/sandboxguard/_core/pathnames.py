@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/pathnames.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Containment of one absolute path in another: the one rule, pure string logic.
+"""PRIVATE to the library and the collection.
+
+Containment of one absolute path in another: the one rule, pure string logic.
 
 Every "is this path in that tree" question (credential stores, fetch's system prefixes,
 the audit's nested roots, a bind mount below a sandbox root, mount points below a root)

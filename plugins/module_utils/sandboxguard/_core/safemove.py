@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/safemove.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Move a file, symlink or directory tree from a held directory to another one, through
+"""PRIVATE to the library and the collection.
+
+Move a file, symlink or directory tree from a held directory to another one, through
 descriptors only, across file systems too (what leaks_remove quarantines with).
 
 The source is in a directory another user can change (a home, /tmp, a spool), the

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_core/text.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Names from a hostile tree: printable for people, valid in every result, lossless (pure).
+"""PRIVATE to the library and the collection.
+
+Names from a hostile tree: printable for people, valid in every result, lossless (pure).
 
 A file name may hold any byte but NUL and '/': a newline forges a line of output, an
 escape sequence drives the terminal, and a byte that is not UTF-8 (kept by

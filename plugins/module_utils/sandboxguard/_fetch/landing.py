@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fetch/landing.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Landing a fetched file on the controller: below a held destination directory (safefs), a
+"""PRIVATE to the library and the collection.
+
+Landing a fetched file on the controller: below a held destination directory (safefs), a
 temporary file, fsync, chmod (never setid), rename (atomicfile.write_at); an identical file is
 left as it is.
 """

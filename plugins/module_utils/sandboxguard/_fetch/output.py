@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fetch/output.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Reading what the sandbox program printed (controller side, pure): the token-tagged records
+"""PRIVATE to the library and the collection.
+
+Reading what the sandbox program printed (controller side, pure): the token-tagged records
 and the strict base64 payload; noise lines (a login shell's banner) are counted, never taken.
 """
 import base64

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fetch/program.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The program the fetch runs inside the sandbox (/bin/sh and coreutils only): the resolve step
+"""PRIVATE to the library and the collection.
+
+The program the fetch runs inside the sandbox (/bin/sh and coreutils only): the resolve step
 and the read step, every line it prints tagged with a random token; and the one command line
 for channels that take a string.
 """

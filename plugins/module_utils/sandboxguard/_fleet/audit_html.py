@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fleet/audit_html.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit as one self-contained HTML page (boundary-audit.html).
+"""PRIVATE to the library and the collection.
+
+The fleet audit as one self-contained HTML page (boundary-audit.html).
 
 The fleet summary first (a verdict: red for findings or unreachable hosts, amber for hosts
 that could not be audited completely or were not audited - a selected check covered

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fleet/audit_report.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Fleet audit reports: per-host records, the fleet aggregate, and its four renderings.
+"""PRIVATE to the library and the collection.
+
+Fleet audit reports: per-host records, the fleet aggregate, and its four renderings.
 
 Data in, data out: ``host_record`` and ``fleet_report`` build plain dicts; ``to_json``,
 ``to_junit`` (audit_junit), ``to_html`` (audit_html) and ``to_sarif`` (audit_sarif) turn a

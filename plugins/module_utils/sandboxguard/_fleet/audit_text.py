@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fleet/audit_text.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""How the fleet audit reports read: the order of hosts, titles, one line per finding.
+"""PRIVATE to the library and the collection.
+
+How the fleet audit reports read: the order of hosts, titles, one line per finding.
 
 Shared by every writer (``audit_report``'s JSON and the summary line, ``audit_junit``,
 ``audit_html``, ``audit_sarif``), so the reports agree. Pure: data in, text out. Every

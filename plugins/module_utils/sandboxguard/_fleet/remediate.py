@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_fleet/remediate.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Every fix of the remediate playbook on one host, in one call (one module round trip per host).
+"""PRIVATE to the library and the collection.
+
+Every fix of the remediate playbook on one host, in one call (one module round trip per host).
 
 ``remediate_host`` decides the scope exactly as the audit does (audit.py) and runs each fix
 through the library call its single-step module makes, never a second implementation:
@@ -33,7 +35,8 @@ from .. import report as envelope
 from .. import strip as stripmod
 from .._core.text import escape
 from .._privileged import scope as _scopemod
-from .._walk.fileops import CHOWN_FROM_OTHERS
+from .._walk.fileops import CHOWN_FROM_OTHERS, OPTION_DEFAULTS, check_owner
+from .._walk.walk import new_report
 from ..errors import InputError
 from . import audit
 
@@ -92,7 +95,7 @@ def _walk_fixes(wanted, view, settings):
     roots of the audit's view, privileged_scope, and one per CI runner work folder, see
     _runner_walks) and the warnings of the scope and the walks, which concern them all."""
     owner, dry_run = settings.owner, settings.dry_run
-    returns = owner is not None and owner[0] not in stripmod.OPTION_DEFAULTS["chown_from"]
+    returns = owner is not None and owner[0] not in OPTION_DEFAULTS["chown_from"]
     runners = list(view["owned"]) if view is not None and "ownership" in wanted else []
     walk_fixes = [f for f in WALK_FIXES if f in wanted and (f != "ownership" or returns or runners)]
     sections = {}
@@ -145,7 +148,7 @@ def _merged(reports, roots, dry_run, max_listed):
     """One walk report of several (report.merge: files, errors and warnings in order, counts summed)."""
     if len(reports) == 1:
         return reports[0]
-    merged = stripmod.new_report(list(roots), dry_run)
+    merged = new_report(list(roots), dry_run)
     merged["elapsed"] = 0.0
     for report in reports:
         envelope.merge(merged, report, max_listed)
@@ -310,7 +313,7 @@ def remediate_host(fixes=FIXES, request=None, settings=None, **given):
     elif given:
         raise TypeError("give request and settings, or keywords, not both")
     if settings.owner is not None:
-        settings.owner = stripmod.check_owner(tuple(settings.owner))
+        settings.owner = check_owner(tuple(settings.owner))
     started = time.monotonic()
     wanted = set(fixes)
     found = None

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_guard/lines.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""What the guard says: the record of a fixed file, the line people read for it, and where a
+"""PRIVATE to the library and the collection.
+
+What the guard says: the record of a fixed file, the line people read for it, and where a
 held descriptor is now. Every container-written name in a line goes through text.escape, and
 ``say`` makes any line one printable line, so a newline in a name never forges a line.
 """

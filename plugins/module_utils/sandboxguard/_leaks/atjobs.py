@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_leaks/atjobs.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""At jobs: each job queued with ``at``/``batch`` in an atd spool, with its uid and commands.
+"""PRIVATE to the library and the collection.
+
+At jobs: each job queued with ``at``/``batch`` in an atd spool, with its uid and commands.
 """
 import os
 import re

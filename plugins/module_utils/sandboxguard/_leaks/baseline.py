@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_leaks/baseline.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Baseline mode's snapshot file: written atomically (0600), read back with its schema checked,
+"""PRIVATE to the library and the collection.
+
+Baseline mode's snapshot file: written atomically (0600), read back with its schema checked,
 and the comparison that keeps what was added or changed since.
 """
 import json

@@ -1,9 +1,11 @@
 # GENERATED from python/src/sandboxguard/_leaks/cron.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Cron tables: the jobs of a stored crontab, read whole and streamed (a job after a 2 MiB
+"""PRIVATE to the library and the collection.
+
+Cron tables: the jobs of a stored crontab, read whole and streamed (a job after a 2 MiB
 comment line is found; a NUL splits a line as cron's reader does), and the ``cron_job``
-findings of a user's table in the spool. The header rule is crontab.py's
+findings of a user's table in the spool. The header rule is crontab_shim.py's
 (_core.crontab_header.is_header_line, its twin).
 """
 import os

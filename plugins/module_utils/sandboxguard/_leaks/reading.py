@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_leaks/reading.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""How the leak audit reads the host: nothing below a home, a spool or the temp directory is
+"""PRIVATE to the library and the collection.
+
+How the leak audit reads the host: nothing below a home, a spool or the temp directory is
 followed through a symbolic link (safefs' descriptor steps: open_dir_at, lstat_at,
 open_regular_at), a tree is walked by descriptor with a budget, a file is streamed in chunks;
 and the finding record every auditor returns. Errors go into the report, never raised.

@@ -1,9 +1,9 @@
 # GENERATED from python/src/sandboxguard/_prevent/bases.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Where an engine's own default seccomp profile comes from (touches the system).
+"""PRIVATE to the library and the collection.
 
-PRIVATE to the library and the collection.
+Where an engine's own default seccomp profile comes from (touches the system).
 
 - **Docker** compiles its default in; no API returns it and ``docker inspect`` does not show
   it. What the daemon applies is in the OCI runtime spec of a running container, so a

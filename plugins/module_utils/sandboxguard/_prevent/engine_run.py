@@ -5,7 +5,8 @@
 (sandbox_prevent: the engine's default profile read from a throwaway container, the probe's
 attempts), through the library's Engine API client: create and start, wait with a deadline,
 read the output, remove."""
-from ..docker_engine import CONTAINER_CALL_TIMEOUT_S, EngineError, NotFound
+from .._core.engine_api import NotFound
+from ..docker_engine import CONTAINER_CALL_TIMEOUT_S, EngineError
 
 
 def start_container(client, image, command, host_config, labels, entrypoint=None, user=None, environment=None):

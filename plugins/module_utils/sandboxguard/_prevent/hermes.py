@@ -1,16 +1,18 @@
 # GENERATED from python/src/sandboxguard/_prevent/hermes.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The sandbox settings of a Hermes config.yaml, read and changed through the held Hermes home.
+"""PRIVATE to the library and the collection.
 
-PRIVATE to the library and the collection. Hermes Agent's keys (hermes_cli/config.py,
-tools/environments/docker.py, tools/environments/secret_isolation.py): ``terminal.backend``,
-``terminal.docker_image``, ``terminal.docker_extra_args`` (docker run options, last: they
-override Hermes' own), ``terminal.docker_volumes`` (``-v`` specs), and
-``security.terminal_secret_isolation`` (``require``, ``auto`` (the default: Landlock when the
-kernel has it), ``off``; true/false and a few words are aliases; an unknown value is
-``require``). The config lives in the agent's own tree: it is read and written only through
-its directory held open (hermes_config.read_at/write_at on safefs), never by path.
+The sandbox settings of a Hermes config.yaml, read and changed through the held Hermes home.
+
+Hermes Agent's keys (hermes_cli/config.py, tools/environments/docker.py,
+tools/environments/secret_isolation.py): ``terminal.backend``, ``terminal.docker_image``,
+``terminal.docker_extra_args`` (docker run options, last: they override Hermes' own),
+``terminal.docker_volumes`` (``-v`` specs), and ``security.terminal_secret_isolation``
+(``require``, ``auto`` (the default: Landlock when the kernel has it), ``off``; true/false and a
+few words are aliases; an unknown value is ``require``). The config lives in the agent's own
+tree: it is read and written only through its directory held open
+(hermes_config.read_at/write_at on safefs), never by path.
 """
 import os
 import posixpath

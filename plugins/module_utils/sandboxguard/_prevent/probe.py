@@ -1,12 +1,13 @@
 # GENERATED from python/src/sandboxguard/_prevent/probe.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The seccomp probe: a throwaway container started the way the sandbox starts, and what it can make.
+"""PRIVATE to the library and the collection (the ``seccomp_probe`` module and the ``sandboxguard
+seccomp-probe`` command).
 
-PRIVATE to the library and the collection (the ``seccomp_probe`` module and the
-``sandboxguard seccomp-probe`` command). As the bubblewrap probe proves bwrap as the agent
-user, this proves the prevention where it acts: it starts a container from a local image
-through the engine (docker_engine), as
+The seccomp probe: a throwaway container started the way the sandbox starts, and what it can make.
+
+As the bubblewrap probe proves bwrap as the agent user, this proves the prevention where it
+acts: it starts a container from a local image through the engine (docker_engine), as
 
 - ``hermes``: Hermes Agent's docker backend does (its security arguments, then
   ``terminal.docker_extra_args`` from the Hermes config or as given; never the host binds:

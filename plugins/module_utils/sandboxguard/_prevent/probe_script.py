@@ -1,14 +1,16 @@
 # GENERATED from python/src/sandboxguard/_prevent/probe_script.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The program the seccomp probe runs inside a throwaway container (``python3 -c``).
+"""PRIVATE to the library and the collection.
 
-PRIVATE. It tries each attempt of :data:`ATTEMPTS` in a fresh directory and prints one JSON
-line per attempt: ``{"name", "succeeded", "errno", "detail"}``; ``succeeded`` says whether
-what the attempt makes was made (a setid bit, a device node, a capability xattr) or what it
-runs ran, read back with lstat/getxattr rather than trusted from an exit code. The probe
-(probe.py) decides what each outcome means. Standard library only (the image needs python3;
-chmod, install, mknod and setcap are used when the image has them, else the same syscall).
+The program the seccomp probe runs inside a throwaway container (``python3 -c``).
+
+It tries each attempt of :data:`ATTEMPTS` in a fresh directory and prints one JSON line per
+attempt: ``{"name", "succeeded", "errno", "detail"}``; ``succeeded`` says whether what the
+attempt makes was made (a setid bit, a device node, a capability xattr) or what it runs ran,
+read back with lstat/getxattr rather than trusted from an exit code. The probe (probe.py)
+decides what each outcome means. Standard library only (the image needs python3; chmod, install,
+mknod and setcap are used when the image has them, else the same syscall).
 """
 
 # (name, words for people): the order of the report

@@ -1,10 +1,10 @@
 # GENERATED from python/src/sandboxguard/_prevent/seccomp.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""A seccomp profile that stops setuid/setgid files being made, from the engine's own default (pure).
-
-PRIVATE to the library and the collection: the CLI (``sandboxguard seccomp-profile``), the
+"""PRIVATE to the library and the collection: the CLI (``sandboxguard seccomp-profile``), the
 ``sandbox_prevent`` and ``seccomp_probe`` modules and the audit's ``runtime`` check use it.
+
+A seccomp profile that stops setuid/setgid files being made, from the engine's own default (pure).
 
 What was measured (Docker 20.10, Podman 4.3.1, libseccomp 2.5.4, kernel 6.18; FACTS.md):
 

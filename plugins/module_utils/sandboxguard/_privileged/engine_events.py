@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_privileged/engine_events.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Every engine's container events, for as long as the watcher runs (issue 26, item 3).
+"""PRIVATE to the library and the collection.
+
+Every engine's container events, for as long as the watcher runs (issue 26, item 3).
 
 One thread per engine reads its stream into one queue; the watcher (sweep.watch) reads the
 queue. A stream that ends or fails is that engine's alone: the others keep going, and the

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_privileged/install.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Install a tree of text files (the library and the CLI) under one directory in one call.
+"""PRIVATE to the library and the collection.
+
+Install a tree of text files (the library and the CLI) under one directory in one call.
 
 The sandbox_sweep role used one ``copy`` task per file: about 60 module round trips, 47 s
 of a 58 s role run on localhost, and the same again on every fleet host. Here the role

@@ -1,10 +1,10 @@
 # GENERATED from python/src/sandboxguard/_privileged/runner_hooks.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""A GitHub runner's job hooks: our root-owned hook scripts named in the runner's ``.env``.
+"""PRIVATE to the library and the collection: the ``runner_hooks`` module and the
+``runner_cleanup`` role use this; it is not part of the library's public API (python/README.md).
 
-PRIVATE to the collection: the ``runner_hooks`` module and the ``runner_cleanup`` role use
-this; it is not part of the library's public API (python/README.md).
+A GitHub runner's job hooks: our root-owned hook scripts named in the runner's ``.env``.
 
 What one runner gets (:func:`ensure_hooks`, ``state="present"``), in this order, so that a job
 never runs a hook that is not there yet:

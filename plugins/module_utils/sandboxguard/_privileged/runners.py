@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_privileged/runners.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""CI runners as scope providers, and the ownership return after a GitHub runner's job.
+"""PRIVATE to the library and the collection.
+
+CI runners as scope providers, and the ownership return after a GitHub runner's job.
 
 The hosts that run other people's containers are CI runners. What a root container leaves
 there lands in directories the runner binds into its jobs:
@@ -41,6 +43,7 @@ from .._core import defaults, safefs
 from .._core.pathnames import is_within
 from .._core.text import escape, one_line
 from .._walk.fileops import CHOWN_FROM_OTHERS
+from .._walk.walk import new_report
 from ..errors import InputError
 from ..roots import OpenRoot, RootRefused, open_root
 
@@ -478,7 +481,7 @@ def cleanup_github_runner(runner_dir, budget=RUNNER_CLEANUP_BUDGET_S, dry_run=Fa
     try:
         runner = open_github_runner(runner_dir)
     except WorkFolderMissing as exc:
-        report = stripmod.new_report([exc.path], dry_run)
+        report = new_report([exc.path], dry_run)
         report["runner"] = {"dir": os.fsdecode(runner_dir), "work_folder": exc.path, "missing": True}
         report["elapsed"] = round(time.monotonic() - started, 3)
         return report

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_privileged/sandboxes.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Which directories a Docker sandbox sweep may touch: pure functions over inspect data.
+"""PRIVATE to the library and the collection.
+
+Which directories a Docker sandbox sweep may touch: pure functions over inspect data.
 
 Hermes keeps persistent sandboxes at ``<sandbox>/docker/<task>/{home,workspace}``, where
 ``<sandbox>`` is ``TERMINAL_SANDBOX_DIR`` or ``{HERMES_HOME}/sandboxes``, and each profile

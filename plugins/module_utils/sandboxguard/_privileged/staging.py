@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_privileged/staging.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""A path the Docker engine may resolve for a directory in the agent's tree.
+"""PRIVATE to the library and the collection.
+
+A path the Docker engine may resolve for a directory in the agent's tree.
 
 The engine (root) resolves a bind mount's ``Source`` by path when it starts the container,
 following every symlink: handed ``<sandbox>/docker/<task>/workspace``, it mounted whatever

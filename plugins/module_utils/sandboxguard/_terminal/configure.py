@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_terminal/configure.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""configure_terminal_home: TERMINAL_HOME_MODE written into a Hermes home and its profiles
+"""PRIVATE to the library and the collection.
+
+configure_terminal_home: TERMINAL_HOME_MODE written into a Hermes home and its profiles
 (config.yaml, .env), and the profile home made, everything through descriptors.
 """
 import os

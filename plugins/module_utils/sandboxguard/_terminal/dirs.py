@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_terminal/dirs.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Directories under a Hermes home made and tightened through descriptors (safefs): a
+"""PRIVATE to the library and the collection.
+
+Directories under a Hermes home made and tightened through descriptors (safefs): a
 symlink the agent planted in its own tree refuses the path instead of moving root elsewhere.
 Errors come as HomeModeError, one line naming the path and the fix.
 """

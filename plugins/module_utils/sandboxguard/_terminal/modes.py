@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_terminal/modes.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The home mode's vocabulary: the modes and their aliases, the environment variables, the
+"""PRIVATE to the library and the collection.
+
+The home mode's vocabulary: the modes and their aliases, the environment variables, the
 layout names under a Hermes home, HomeModeError and the one mode parser (pure).
 """
 import os

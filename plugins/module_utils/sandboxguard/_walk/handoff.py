@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_walk/handoff.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Forked walkers handing directories to each other while they walk (issue 13).
+"""PRIVATE to the library and the collection.
+
+Forked walkers handing directories to each other while they walk (issue 13).
 
 walk.py's forked walkers used to take whole subtrees from a queue filled once. Two
 things were wrong with that on a cold disk:

@@ -1,7 +1,9 @@
 # GENERATED from python/src/sandboxguard/_walk/walk.py by tools/sync_module_utils.py: edit the source, not this copy.
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The walk: directories, descriptors, the budget and the forked walkers sharing work.
+"""PRIVATE to the library and the collection.
+
+The walk: directories, descriptors, the budget and the forked walkers sharing work.
 
 One race-safe walk over a root opened by roots.open_root. Directories are opened
 relative to their parent's descriptor with O_NOFOLLOW and identity-checked when

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The argv of the real sandbox, the way the terminal backend starts a command, and the
+"""PRIVATE to the library and the collection.
+
+The argv of the real sandbox, the way the terminal backend starts a command, and the
 resource limits set around it. Pure apart from ``inherited_hard_limits`` (getrlimit).
 """
 from ..errors import InputError

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Why a bubblewrap probe failed and what fixes it: the reason and remediation tables, bwrap
+"""PRIVATE to the library and the collection.
+
+Why a bubblewrap probe failed and what fixes it: the reason and remediation tables, bwrap
 versions, and the classification of bwrap's stderr against the host facts. Pure: plain values in,
 plain values out (the facts come from ``_bwrap.host.read_host_facts``).
 """

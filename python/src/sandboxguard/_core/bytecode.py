@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Bytecode kept between module runs on a host, for the library imported from an AnsiballZ zip.
+"""PRIVATE to the library and the collection.
+
+Bytecode kept between module runs on a host, for the library imported from an AnsiballZ zip.
 
 Why (issue 26, item 5): Ansible ships a module and the module_utils it imports as source in
 a zip, and Python compiles every module it imports from a zip again at every run (zipimport

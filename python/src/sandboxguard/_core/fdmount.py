@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Mounts made through descriptors, never by path; and the boot program that re-makes the
+"""PRIVATE to the library and the collection.
+
+Mounts made through descriptors, never by path; and the boot program that re-makes the
 nosuid,nodev bind mounts at boot (``sandboxguard-nosuid``).
 
 A path through a directory another user can write means nothing between one system call

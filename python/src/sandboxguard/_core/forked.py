@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Forked walkers: a child that runs a walk and hands back its report as JSON on a pipe.
+"""PRIVATE to the library and the collection.
+
+Forked walkers: a child that runs a walk and hands back its report as JSON on a pipe.
 
 ``fchdir`` is process-wide, so the walk that uses it runs in a forked child, and a
 second forked walker uses the second core (threads are slower: FACTS.md). A child dies

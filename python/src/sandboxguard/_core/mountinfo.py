@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Mount points from /proc/self/mountinfo (proc(5)).
+"""PRIVATE to the library and the collection.
+
+Mount points from /proc/self/mountinfo (proc(5)).
 
 A bind mount of the same filesystem has the same st_dev as its parent, so `find -xdev`
 walks into it; only mountinfo tells the two apart. Paths there are octal-escaped

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Containment of one absolute path in another: the one rule, pure string logic.
+"""PRIVATE to the library and the collection.
+
+Containment of one absolute path in another: the one rule, pure string logic.
 
 Every "is this path in that tree" question (credential stores, fetch's system prefixes,
 the audit's nested roots, a bind mount below a sandbox root, mount points below a root)

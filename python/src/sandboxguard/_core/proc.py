@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The library's one door to child processes: every ``subprocess`` call goes through here.
+"""PRIVATE to the library and the collection.
+
+The library's one door to child processes: every ``subprocess`` call goes through here.
 
 Ansible asks module code to run commands with ``AnsibleModule.run_command``; ansible-core
 2.20+ sanity (pylint ``ansible-bad-function``) flags ``subprocess.*`` in module_utils. This

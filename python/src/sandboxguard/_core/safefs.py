@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Root-side file operations through proven descriptors: the one way the library's root
+"""PRIVATE to the library and the collection.
+
+Root-side file operations through proven descriptors: the one way the library's root
 side reaches a file or directory it did not just walk to.
 
 The rule (docs/architecture.md, "Root never resolves a name a less-privileged user can

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Reading what the sandbox program printed (controller side, pure): the token-tagged records
+"""PRIVATE to the library and the collection.
+
+Reading what the sandbox program printed (controller side, pure): the token-tagged records
 and the strict base64 payload; noise lines (a login shell's banner) are counted, never taken.
 """
 import base64

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""What may be fetched (pass 1 and pass 2, pure): the requested and the resolved path are
+"""PRIVATE to the library and the collection.
+
+What may be fetched (pass 1 and pass 2, pure): the requested and the resolved path are
 absolute, normalised, free of control characters and outside the system prefixes and the
 credential stores (credentials.py's one list); the homes given are sane; a destination name
 is safe; the error classes; the byte limits.

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit on one host: every boundary in one read-only pass.
+"""PRIVATE to the library and the collection.
+
+The fleet audit on one host: every boundary in one read-only pass.
 
 ``audit_host`` runs each check and returns one record (see audit_record.host_record):
 
@@ -379,6 +381,8 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
     (and remediate would quarantine) an operator's own cron jobs.
     """
     from .. import leaks  # noqa: PLC0415
+    from .._leaks.cron import SPOOL_DIR  # noqa: PLC0415
+    from .._leaks.home import TMP_DIR  # noqa: PLC0415
 
     chosen, whose, reason = leak_scope(users, hermes_homes, sandbox_dir, agent_user, where=LEAK_USERS_WORD,
                                        homes_word=LEAK_HOMES_WORD, scope=scope)
@@ -393,7 +397,7 @@ def check_leaks(users=(), tmp_patterns=None, min_age=0, tmp_dir=None, spool_dir=
         kwargs["spool_dir"] = spool_dir
     report = leaks.audit(**kwargs)
     # A temp directory or spool that does not exist on this host is absent, not an error.
-    missing = {kwargs.get("tmp_dir", leaks.TMP_DIR), kwargs.get("spool_dir", leaks.SPOOL_DIR)}
+    missing = {kwargs.get("tmp_dir", TMP_DIR), kwargs.get("spool_dir", SPOOL_DIR)}
     absent = [e["path"] for e in report["errors"] if e["path"] in missing and not os.path.lexists(e["path"])]
     errors = [_error("read", e["path"], e["error"]) for e in report["errors"] if e["path"] not in absent]
     warnings = []
@@ -416,8 +420,9 @@ def check_bwrap(agent_user=None, min_version=None, checks=None, timeout=None):
         return _result(audit_record.NOT_CHECKED, reason="no agent user given (the probe never runs as root): %s"
                        % audit_record.set_hint("agent_user"))
     from .. import bwrap  # noqa: PLC0415
+    from .._bwrap.diagnosis import DEFAULT_MIN_VERSION  # noqa: PLC0415
 
-    kwargs = {"min_version": min_version or bwrap.DEFAULT_MIN_VERSION, "checks": list(checks or ()) or None}
+    kwargs = {"min_version": min_version or DEFAULT_MIN_VERSION, "checks": list(checks or ()) or None}
     if timeout:
         kwargs["timeout"] = timeout
     report = bwrap.probe(str(agent_user), **kwargs)

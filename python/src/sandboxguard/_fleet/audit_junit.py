@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit as JUnit XML (boundary-audit.xml): a testsuite per host, a testcase per check.
+"""PRIVATE to the library and the collection.
+
+The fleet audit as JUnit XML (boundary-audit.xml): a testsuite per host, a testcase per check.
 
 A check with findings is a ``failure``; one in error an ``error`` (type ``unreachable`` for a
 host that returned nothing); one not checked (selected, it covered nothing) an ``error`` of

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit's names and one host's record: what runs on every audited host.
+"""PRIVATE to the library and the collection.
+
+The fleet audit's names and one host's record: what runs on every audited host.
 
 Kept apart from ``audit_report`` (the controller's JSON, JUnit and HTML writers) so the
 audit module that runs on each host compiles and imports only this much: a module run

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet audit as SARIF 2.1.0 (boundary-audit.sarif), for GitHub code scanning and other
+"""PRIVATE to the library and the collection.
+
+The fleet audit as SARIF 2.1.0 (boundary-audit.sarif), for GitHub code scanning and other
 SARIF readers.
 
 One run of the tool ``sandboxguard``: one result per finding, its ``ruleId`` one of the

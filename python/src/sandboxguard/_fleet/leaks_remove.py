@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The remedy for what leaks.audit finds: take each leak out of service, reversibly.
+"""PRIVATE to the library and the collection.
+
+The remedy for what leaks.audit finds: take each leak out of service, reversibly.
 
 Nothing is deleted outright. Each finding of ``leaks.audit`` is moved into a quarantine
 directory (``/var/lib/sandboxguard/quarantine/<UTC time>/`` by default, 0700), under its
@@ -39,6 +41,7 @@ from .. import report as envelope
 from .._core import atomicfile, proc, safefs, safemove
 from .._core.crontab_header import is_header_line
 from .._core.text import escape
+from .._leaks import cron
 
 DEFAULT_QUARANTINE = "/var/lib/sandboxguard/quarantine"
 CRONTAB_SEARCH_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
@@ -312,7 +315,7 @@ def _remove_all(findings, quarantine, dry_run, report, crontab):
             tables.setdefault(finding["path"], []).append(finding)
     for table, jobs in sorted(tables.items()):
         # The crontab program writes the system spool only: another spool is edited in place.
-        system = os.path.dirname(table) == leaks.SPOOL_DIR
+        system = os.path.dirname(table) == cron.SPOOL_DIR
         _remove_cron_jobs(table, jobs, quarantine, dry_run, report, crontab if system else "")
     # Children before parents, links before what they may point at.
     for finding in sorted((f for f in findings if f["kind"] in MOVED_KINDS), key=lambda f: -f["path"].count("/")):

@@ -1,16 +1,18 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The audit's ``runtime`` check: what the sandbox's own settings let through (issue 28).
+"""PRIVATE to the library and the collection.
 
-PRIVATE to the library and the collection. The rules are pure functions over plain data:
-a Hermes config's sandbox settings (``_prevent.hermes.settings_of``), the engine's inspect
-documents of the agent's containers, the sandbox roots (``scope.derive``'s realpaths) and a
-few host facts (Landlock, the engine the ``docker`` backend drives, the daemon's info for a
-runner host). Each finding: ``rule`` (an id), ``severity`` (critical, high, medium, low),
-``where`` (the config file or the container), ``detail``, ``fix`` and ``cis`` (the CIS
-Docker Benchmark recommendation it matches, or None). docker-bench-security checks the same
-fields host-wide; this reads them for the agent's own containers and config, across a fleet.
-:func:`check_runtime` (in ``runtime_host``) gathers the data and calls these.
+The audit's ``runtime`` check: what the sandbox's own settings let through (issue 28).
+
+The rules are pure functions over plain data: a Hermes config's sandbox settings
+(``_prevent.hermes.settings_of``), the engine's inspect documents of the agent's containers, the
+sandbox roots (``scope.derive``'s realpaths) and a few host facts (Landlock, the engine the
+``docker`` backend drives, the daemon's info for a runner host). Each finding: ``rule`` (an id),
+``severity`` (critical, high, medium, low), ``where`` (the config file or the container),
+``detail``, ``fix`` and ``cis`` (the CIS Docker Benchmark recommendation it matches, or None).
+docker-bench-security checks the same fields host-wide; this reads them for the agent's own
+containers and config, across a fleet. :func:`check_runtime` (in ``runtime_host``) gathers the
+data and calls these.
 """
 import posixpath
 

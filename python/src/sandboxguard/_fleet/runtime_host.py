@@ -1,12 +1,13 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The ``runtime`` check on one host: read the sandbox's settings, then judge them (runtime's rules).
+"""PRIVATE to the library and the collection.
 
-PRIVATE to the library and the collection. Reads each Hermes home's (and profile's)
-config.yaml and ``.env`` through the held home, the agent containers' inspect documents from
-every engine present (read-only), the kernel's LSM list (Landlock) and, on a runner host,
-the Docker daemon's info. Changes nothing. A check that read nothing (no Hermes config, no
-engine) is ``not_checked``, never clean.
+The ``runtime`` check on one host: read the sandbox's settings, then judge them (runtime's rules).
+
+Reads each Hermes home's (and profile's) config.yaml and ``.env`` through the held home, the
+agent containers' inspect documents from every engine present (read-only), the kernel's LSM list
+(Landlock) and, on a runner host, the Docker daemon's info. Changes nothing. A check that read
+nothing (no Hermes config, no engine) is ``not_checked``, never clean.
 """
 import errno
 import os

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The guard's event intake: read fanotify events, filter them by directory handle, fix a
+"""PRIVATE to the library and the collection.
+
+The guard's event intake: read fanotify events, filter them by directory handle, fix a
 privileged regular file through a held directory fd, hand a directory moved in to a job.
 An event is only ever a hint: the entry is looked up again by name under the directory
 opened by handle, never following a symlink, and changed only through strip's proven handle.

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""fanotify(7) through ctypes: the raw binding the guard needs, and nothing more.
+"""PRIVATE to the library and the collection.
+
+fanotify(7) through ctypes: the raw binding the guard needs, and nothing more.
 
 The library stays stdlib-only, so the three syscalls (fanotify_init, fanotify_mark,
 open_by_handle_at) come from glibc by name, and the event records are parsed with

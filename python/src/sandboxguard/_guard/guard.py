@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The guard: strip what a container makes privileged under the sandbox roots, as it happens.
+"""PRIVATE to the library and the collection.
+
+The guard: strip what a container makes privileged under the sandbox roots, as it happens.
 
 A filesystem-wide fanotify mark (fanotify.py) on each root's filesystem reports every
 create, close-after-write, attribute change (chmod, setxattr of security.capability) and

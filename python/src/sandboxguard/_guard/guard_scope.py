@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""What the guard watches: its roots (scope.derive, again at every rescan) and the engine
+"""PRIVATE to the library and the collection.
+
+What the guard watches: its roots (scope.derive, again at every rescan) and the engine
 query for bind mounts below them that are other filesystems.
 
 ``sandboxguard guard`` (the CLI) parses its arguments and calls :func:`sources` once; the

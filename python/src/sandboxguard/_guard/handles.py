@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Which guarded root a directory (named by a fanotify file handle) lies in, decided once per
+"""PRIVATE to the library and the collection.
+
+Which guarded root a directory (named by a fanotify file handle) lies in, decided once per
 handle: open it by handle (O_PATH) and walk up ``..`` with O_NOFOLLOW directory fds until a
 root's (st_dev, st_ino) or the top. Every ancestor's handle is cached with the answer
 (handles carry the inode generation, so a reused inode number is a different handle); any

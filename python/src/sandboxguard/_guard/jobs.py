@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The guard's forked jobs: walks of a directory moved in, full sweeps of roots (both from held
+"""PRIVATE to the library and the collection.
+
+The guard's forked jobs: walks of a directory moved in, full sweeps of roots (both from held
 descriptors, never a name) and engine queries, at most ``max_jobs`` walks at once; each job's
 JSON report is read back without blocking the event loop.
 """

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The guard's roots: each proven once by the scope (scope.derive: component by component,
+"""PRIVATE to the library and the collection.
+
+The guard's roots: each proven once by the scope (scope.derive: component by component,
 no symlink anywhere in its path), handed over as the held descriptor and worked on from it
 only; re-derived at every rescan, marked for fanotify through the held descriptor, dropped
 when its name leads elsewhere.

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""At jobs: each job queued with ``at``/``batch`` in an atd spool, with its uid and commands.
+"""PRIVATE to the library and the collection.
+
+At jobs: each job queued with ``at``/``batch`` in an atd spool, with its uid and commands.
 """
 import os
 import re

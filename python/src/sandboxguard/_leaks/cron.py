@@ -1,8 +1,10 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Cron tables: the jobs of a stored crontab, read whole and streamed (a job after a 2 MiB
+"""PRIVATE to the library and the collection.
+
+Cron tables: the jobs of a stored crontab, read whole and streamed (a job after a 2 MiB
 comment line is found; a NUL splits a line as cron's reader does), and the ``cron_job``
-findings of a user's table in the spool. The header rule is crontab.py's
+findings of a user's table in the spool. The header rule is crontab_shim.py's
 (_core.crontab_header.is_header_line, its twin).
 """
 import os

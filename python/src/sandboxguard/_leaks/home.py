@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The per-kind auditors of a home, a user's runtime directory and the temp directory:
+"""PRIVATE to the library and the collection.
+
+The per-kind auditors of a home, a user's runtime directory and the temp directory:
 scripts, systemd user units and their enabled links, transient units, autostart entries,
 the ``ssh_file``/``shell_rc`` inventory a baseline compares, and run directories in /tmp.
 """

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""How the leak audit reads the host: nothing below a home, a spool or the temp directory is
+"""PRIVATE to the library and the collection.
+
+How the leak audit reads the host: nothing below a home, a spool or the temp directory is
 followed through a symbolic link (safefs' descriptor steps: open_dir_at, lstat_at,
 open_regular_at), a tree is walked by descriptor with a budget, a file is streamed in chunks;
 and the finding record every auditor returns. Errors go into the report, never raised.

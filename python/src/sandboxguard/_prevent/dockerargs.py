@@ -1,12 +1,14 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""``docker run`` arguments as Hermes Agent passes them, read as data (pure).
+"""PRIVATE to the library and the collection.
 
-PRIVATE to the library and the collection. Hermes' docker backend (tools/environments/docker.py)
-starts every sandbox with its own security arguments and then ``terminal.docker_extra_args``
-("docker_extra_args go last so they can override defaults"). The prevention role adds to those;
-the probe starts a container the same way; the audit's ``runtime`` check reads them for what
-widens the sandbox. One reader for the three.
+``docker run`` arguments as Hermes Agent passes them, read as data (pure).
+
+Hermes' docker backend (tools/environments/docker.py) starts every sandbox with its own security
+arguments and then ``terminal.docker_extra_args`` ("docker_extra_args go last so they can
+override defaults"). The prevention role adds to those; the probe starts a container the same
+way; the audit's ``runtime`` check reads them for what widens the sandbox. One reader for the
+three.
 """
 
 # What Hermes passes before the extra arguments (its _BASE_SECURITY_ARGS, no-new-privileges,

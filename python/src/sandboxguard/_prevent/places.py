@@ -1,8 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Where the prevention is switched on, as edits of text (pure): each returns the new text and words.
+"""PRIVATE to the library and the collection (``install`` applies them through descriptors).
 
-PRIVATE to the library and the collection (``install`` applies them through descriptors).
+Where the prevention is switched on, as edits of text (pure): each returns the new text and words.
 
 - **Hermes** ``terminal.docker_extra_args``: ``--security-opt seccomp=PROFILE``, then
   ``--cap-drop SETFCAP`` and ``--cap-drop MKNOD`` (seccomp cannot read the xattr name of a

@@ -1,14 +1,15 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Switch the prevention on (or off) in one place: the profile installed, the place's config edited.
+"""PRIVATE to the library and the collection (the ``sandbox_prevent`` module).
 
-PRIVATE to the library and the collection (the ``sandbox_prevent`` module). One call, one
-place (``hermes``, ``docker_daemon``, ``podman``), ``state`` present or absent, with a dry
-run (check mode) and a diff. The profile is made from the running engine's own default every
-time and written only when its bytes differ: a new engine version (a changed base checksum)
-gives a new profile, the same engine the same bytes (idempotent). The profile directory is
-root's (a trusted directory, made 0755 when missing); the Hermes config is the agent's and
-is read and written only through the held home (hermes_config.read_at/write_at);
+Switch the prevention on (or off) in one place: the profile installed, the place's config edited.
+
+One call, one place (``hermes``, ``docker_daemon``, ``podman``), ``state`` present or absent,
+with a dry run (check mode) and a diff. The profile is made from the running engine's own
+default every time and written only when its bytes differ: a new engine version (a changed base
+checksum) gives a new profile, the same engine the same bytes (idempotent). The profile
+directory is root's (a trusted directory, made 0755 when missing); the Hermes config is the
+agent's and is read and written only through the held home (hermes_config.read_at/write_at);
 daemon.json and containers.conf are root's and are written through their held directory.
 """
 import os

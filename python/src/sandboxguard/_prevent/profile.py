@@ -1,9 +1,11 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""``sandboxguard seccomp-profile``: the engine's default found, the profile made, or a profile checked.
+"""PRIVATE to the library and the collection: the CLI, the ``sandbox_prevent`` module and the audit
+call these.
 
-PRIVATE to the library and the collection: the CLI, the ``sandbox_prevent`` module and the
-audit call these. Pure decisions are in ``seccomp``, the reading of bases in ``bases``.
+``sandboxguard seccomp-profile``: the engine's default found, the profile made, or a profile checked.
+
+Pure decisions are in ``seccomp``, the reading of bases in ``bases``.
 """
 import os
 import time

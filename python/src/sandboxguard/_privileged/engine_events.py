@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Every engine's container events, for as long as the watcher runs (issue 26, item 3).
+"""PRIVATE to the library and the collection.
+
+Every engine's container events, for as long as the watcher runs (issue 26, item 3).
 
 One thread per engine reads its stream into one queue; the watcher (sweep.watch) reads the
 queue. A stream that ends or fails is that engine's alone: the others keep going, and the

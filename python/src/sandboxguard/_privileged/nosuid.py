@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Sandbox roots as ``nosuid,nodev`` bind mounts of themselves on the host.
+"""PRIVATE to the library and the collection.
+
+Sandbox roots as ``nosuid,nodev`` bind mounts of themselves on the host.
 
 Whatever a container leaves under such a root gives no privilege when run from there on
 the host: the kernel ignores setuid/setgid bits and file capabilities on a MNT_NOSUID

@@ -1,10 +1,11 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The texts root installs for a GitHub runner's job hooks, and the names they use (pure).
+"""PRIVATE to the library and the collection: runner_hooks writes the hook scripts and the sudoers
+drop-in; the runner_cleanup role writes the helper through the filter ``runner_cleanup_helper``.
 
-PRIVATE to the collection: runner_hooks writes the hook scripts and the sudoers drop-in;
-the runner_cleanup role writes the helper through the filter ``runner_cleanup_helper``. Each
-text has this one source. Every path goes into a script or a sudoers rule as it is, so
+The texts root installs for a GitHub runner's job hooks, and the names they use (pure).
+
+Each text has this one source. Every path goes into a script or a sudoers rule as it is, so
 :func:`check_path_text` refuses what either would read differently.
 """
 import posixpath

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""CI runners as scope providers, and the ownership return after a GitHub runner's job.
+"""PRIVATE to the library and the collection.
+
+CI runners as scope providers, and the ownership return after a GitHub runner's job.
 
 The hosts that run other people's containers are CI runners. What a root container leaves
 there lands in directories the runner binds into its jobs:
@@ -40,6 +42,7 @@ from .._core import defaults, safefs
 from .._core.pathnames import is_within
 from .._core.text import escape, one_line
 from .._walk.fileops import CHOWN_FROM_OTHERS
+from .._walk.walk import new_report
 from ..errors import InputError
 from ..roots import OpenRoot, RootRefused, open_root
 
@@ -477,7 +480,7 @@ def cleanup_github_runner(runner_dir, budget=RUNNER_CLEANUP_BUDGET_S, dry_run=Fa
     try:
         runner = open_github_runner(runner_dir)
     except WorkFolderMissing as exc:
-        report = stripmod.new_report([exc.path], dry_run)
+        report = new_report([exc.path], dry_run)
         report["runner"] = {"dir": os.fsdecode(runner_dir), "work_folder": exc.path, "missing": True}
         report["elapsed"] = round(time.monotonic() - started, 3)
         return report

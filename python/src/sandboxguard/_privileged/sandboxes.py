@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Which directories a Docker sandbox sweep may touch: pure functions over inspect data.
+"""PRIVATE to the library and the collection.
+
+Which directories a Docker sandbox sweep may touch: pure functions over inspect data.
 
 Hermes keeps persistent sandboxes at ``<sandbox>/docker/<task>/{home,workspace}``, where
 ``<sandbox>`` is ``TERMINAL_SANDBOX_DIR`` or ``{HERMES_HOME}/sandboxes``, and each profile

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Which directories sandboxguard covers: the one decision, for every consumer.
+"""PRIVATE to the library and the collection.
+
+Which directories sandboxguard covers: the one decision, for every consumer.
 
 The sweep and ``mounts_info``, the event watcher, the guard (its roots and the engine
 queries below them), the audit's ``privileged_files``, the nosuid mounts and the leak

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The sweep's three steps on one target (sweep.py decides the targets and the owner):
+"""PRIVATE to the library and the collection.
+
+The sweep's three steps on one target (sweep.py decides the targets and the owner):
 ``sweep_native`` walks on the host with strip.run, one walk per step with its own budget;
 ``sweep_container`` runs each step's POSIX sh in a disposable hardened container that mounts
 a root-owned staging bind of the proven directory (staging.staged), never the agent's path.

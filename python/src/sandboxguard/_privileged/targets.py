@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The sweep's targets below a scope's held roots: the one engine-to-targets path.
+"""PRIVATE to the library and the collection.
+
+The sweep's targets below a scope's held roots: the one engine-to-targets path.
 
 The engines name bind-mount sources by path; sandboxes.scope_containers decides which lie
 below a host-derived root (pure, over inspect data), and each target is then opened from its

@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""configure_terminal_home: TERMINAL_HOME_MODE written into a Hermes home and its profiles
+"""PRIVATE to the library and the collection.
+
+configure_terminal_home: TERMINAL_HOME_MODE written into a Hermes home and its profiles
 (config.yaml, .env), and the profile home made, everything through descriptors.
 """
 import os

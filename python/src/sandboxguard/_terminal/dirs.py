@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Directories under a Hermes home made and tightened through descriptors (safefs): a
+"""PRIVATE to the library and the collection.
+
+Directories under a Hermes home made and tightened through descriptors (safefs): a
 symlink the agent planted in its own tree refuses the path instead of moving root elsewhere.
 Errors come as HomeModeError, one line naming the path and the fix.
 """

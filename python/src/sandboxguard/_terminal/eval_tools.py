@@ -1,6 +1,7 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Installing the eval-run tools (the crontab shim, the eval-run wrapper) through descriptors.
+"""PRIVATE to the library and the collection. Installing the eval-run tools (the crontab shim,
+the eval-run wrapper) through descriptors.
 
 Root installs them into ``/usr/local/lib/sandboxguard/eval-bin`` (terminal_home's
 ``eval_isolation``) and, for ``sandboxguard home-env`` and ``home_mode.eval_isolation``,
@@ -11,10 +12,10 @@ with mkdirat and checked through its descriptor), and the file is compared and r
 below that descriptor only (``safefs.read_at``, ``atomicfile.write_at``): a directory
 swapped for a symlink to /usr/bin sends nothing there.
 
-This lives outside ``crontab.py`` because that file also runs standalone as the shim
-(``/usr/bin/python3 crontab``) and imports nothing from the package; ``crontab.install_shim``
-and ``crontab.install_text`` hand over to the functions here (imported by name when called),
-and so does ``home_mode.install_eval_tools``, with the eval-run wrapper written here too.
+The shim is ``crontab_shim.py``, which runs standalone (``/usr/bin/python3 crontab``) and
+imports nothing from the package; this module imports it for its text. The public
+``crontab.install_shim`` and ``home_mode.install_eval_tools`` hand over to the functions
+here, with the eval-run wrapper written here too.
 
 Touches the system unless ``dry_run``.
 """
@@ -24,6 +25,7 @@ import stat
 
 from .._core import atomicfile, safefs
 from .._core.text import escape
+from .crontab_shim import shim_python, shim_source
 from .modes import HomeModeError
 
 BIN_DIR_MODE = 0o755  # every user an eval runs as must reach the tools
@@ -70,14 +72,12 @@ def install_text(bin_dir, name, text, mode=0o755, dry_run=False):
 
 def install_shim(bin_dir, python=None, name="crontab", mode=0o755, dry_run=False):
     """Write the crontab shim as ``<bin_dir>/<name>`` (a standalone script run by *python*;
-    None: crontab.shim_python(), Debian's /usr/bin/python3 that any user can run).
+    None: shim_python(), Debian's /usr/bin/python3 that any user can run).
 
     Returns (path, changed); see install_text.
     """
-    from .. import crontab  # noqa: PLC0415 - the shim's own source is what is installed
-
-    python = python or crontab.shim_python()
-    return install_text(bin_dir, name, crontab.shim_source(python).encode("utf-8"), mode, dry_run)
+    python = python or shim_python()
+    return install_text(bin_dir, name, shim_source(python).encode("utf-8"), mode, dry_run)
 
 
 EVAL_WRAPPER_NAME = "sandboxguard-eval-run"
@@ -221,7 +221,8 @@ def install_eval_tools(bin_dir=DEFAULT_EVAL_BIN, python=None, dry_run=False, che
 
 
 # What marks a file in bin_dir as one install_eval_tools wrote (read from its first bytes):
-# the shim is crontab.py's own source, the wrapper eval_wrapper_text's.
+# the shim is crontab_shim.py's own source, the wrapper eval_wrapper_text's (the shim's marker
+# is its docstring's second line: a shim installed before that file moved there has it too).
 _OURS_MARKERS = {
     "crontab": b"A crontab that behaves like Debian's and writes into the eval run directory.",
     EVAL_WRAPPER_NAME: b"# sandboxguard-eval-run RUN_DIR CMD [ARG...]: run CMD isolated for an eval run",

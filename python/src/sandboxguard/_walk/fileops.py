@@ -1,6 +1,8 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""What a strip does to ONE regular file, and the one parameters object of a strip.
+"""PRIVATE to the library and the collection.
+
+What a strip does to ONE regular file, and the one parameters object of a strip.
 
 The named file actions (``return_owner``, ``clear_caps``, ``strip_setid``) each take a
 proven handle (an O_PATH fd of the very inode the scan saw, fstat-checked) and act

@@ -4,6 +4,11 @@
 import os
 
 from sandboxguard import bwrap
+from sandboxguard._bwrap.argv import DEFAULT_PROFILE, PROFILES
+from sandboxguard._bwrap.checks import ISOLATION_CHECKS
+from sandboxguard._bwrap.diagnosis import DEFAULT_MIN_VERSION
+from sandboxguard._bwrap.host import find_bwrap
+from sandboxguard._bwrap.run import DEFAULT_TIMEOUT_S, ProbeUserRefused, resolve_probe_user
 from sandboxguard._core.text import escape, one_line
 
 from .. import output
@@ -22,16 +27,16 @@ def register(subparsers):
     parser.add_argument("--user", metavar="USER",
                         help="the agent user to probe as (required when run as root; root itself is refused)")
     parser.add_argument("--bwrap", metavar="PATH", help="the bwrap to probe (default: the first bwrap on PATH)")
-    parser.add_argument("--min-version", default=bwrap.DEFAULT_MIN_VERSION, metavar="X.Y.Z",
+    parser.add_argument("--min-version", default=DEFAULT_MIN_VERSION, metavar="X.Y.Z",
                         help="minimum bwrap version (default %(default)s)")
-    parser.add_argument("--profile", choices=bwrap.PROFILES, default=bwrap.DEFAULT_PROFILE,
+    parser.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE,
                         help="sandbox profile to probe (default %(default)s)")
-    parser.add_argument("--check", action="append", choices=bwrap.ISOLATION_CHECKS, metavar="CHECK",
+    parser.add_argument("--check", action="append", choices=ISOLATION_CHECKS, metavar="CHECK",
                         help="run only this isolation check (repeatable; default: all of %s)"
-                             % ", ".join(bwrap.ISOLATION_CHECKS))
+                             % ", ".join(ISOLATION_CHECKS))
     parser.add_argument("--hermes-home", metavar="DIR",
                         help="the agent's HERMES_HOME when it is not ~/.hermes: checked to be hidden as well")
-    parser.add_argument("--timeout", type=float, default=bwrap.DEFAULT_TIMEOUT_S, metavar="SECONDS",
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help="give up on the sandbox after this many seconds (default %(default)s)")
     parser.add_argument("--print-apparmor-profile", action="store_true",
                         help="print the AppArmor profile that grants bwrap 'userns' and exit")
@@ -75,7 +80,7 @@ def _print_human(report, out):
 
 def run(args):
     if args.print_apparmor_profile:
-        path = bwrap.find_bwrap(args.bwrap)
+        path = find_bwrap(args.bwrap)
         if path is None:
             raise UsageError("--print-apparmor-profile: no bwrap found; pass --bwrap /path/to/bwrap")
         try:
@@ -86,8 +91,8 @@ def run(args):
     # min_version, bwrap, timeout: the library's one check (an InputError: exit 2, main prints it)
     bwrap.check_request(args.min_version, args.bwrap, timeout=args.timeout, checks=args.check, profile=args.profile)
     try:
-        bwrap.resolve_probe_user(args.user)
-    except bwrap.ProbeUserRefused as exc:
+        resolve_probe_user(args.user)
+    except ProbeUserRefused as exc:
         fix = "pass --user AGENT" if os.geteuid() == 0 else "run as that user"
         raise UsageError("--user %s: %s (%s)" % (args.user or "(unset)", exc, fix)) from None
     report = bwrap.probe(user=args.user, min_version=args.min_version, checks=args.check, profile=args.profile,

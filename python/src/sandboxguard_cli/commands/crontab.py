@@ -1,6 +1,6 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
-"""`sandboxguard crontab ...`: the crontab shim (see sandboxguard/crontab.py).
+"""`sandboxguard crontab ...`: the crontab shim (sandboxguard.crontab; its one file is _terminal/crontab_shim.py).
 
 Everything after `crontab` is handed to the shim untouched, so it takes the real
 crontab's options and prints the real crontab's messages and exit codes (the one

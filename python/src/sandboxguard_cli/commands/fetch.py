@@ -6,6 +6,7 @@ import re
 
 from sandboxguard import fetch as fetchlib
 from sandboxguard._core.text import escape, one_line
+from sandboxguard._fetch.policy import DEFAULT_MAX_BYTES, check_hermes_home, check_home
 from sandboxguard.transport_docker import DockerExec
 from sandboxguard.transport_local import LocalExec
 from sandboxguard.transport_ssh import CONNECT_TIMEOUT_S, SSHExec, parse_target
@@ -44,7 +45,7 @@ def register(subparsers):
     parser.add_argument("src", metavar="SRC", help=src_help)
     parser.add_argument("--dest", required=True, metavar="DIR", help="existing directory the file lands in")
     parser.add_argument("--name", metavar="NAME", help="file name in DIR (default: the basename of SRC, made safe)")
-    parser.add_argument("--max-bytes", default=str(fetchlib.DEFAULT_MAX_BYTES), metavar="SIZE",
+    parser.add_argument("--max-bytes", default=str(DEFAULT_MAX_BYTES), metavar="SIZE",
                         help="refuse files larger than this (default 50M; suffixes K, M, G are binary)")
     parser.add_argument("--remote-home", metavar="DIR",
                         help="the sandbox user's home; unknown by default, which matches credential names at "
@@ -100,11 +101,11 @@ def run(args):
     if args.user and not args.docker:
         raise UsageError("--user only applies to --docker")
     try:
-        fetchlib.check_home(args.remote_home)
+        check_home(args.remote_home)
     except fetchlib.FetchError as exc:
         raise UsageError("--remote-home: %s" % exc) from None
     try:
-        fetchlib.check_hermes_home(args.remote_hermes_home)
+        check_hermes_home(args.remote_hermes_home)
     except fetchlib.FetchError as exc:
         raise UsageError("--remote-hermes-home: %s" % exc) from None
     if not args.strict and not os.path.isdir(args.dest):

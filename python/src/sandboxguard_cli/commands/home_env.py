@@ -23,13 +23,14 @@ from sandboxguard import home_mode
 from sandboxguard import report as envelope
 from sandboxguard._core.text import escape
 from sandboxguard._terminal import eval_tools as shim
+from sandboxguard._terminal.modes import XDG_BASE_ENV_VARS, norm_path
 from sandboxguard.errors import InputError
 
 from .. import output
 from ..main import UsageError
 
 TRACKED = ("HOME", "HERMES_HOME", "HERMES_REAL_HOME", "TERMINAL_HOME_MODE", "TMPDIR", "TMP", "TEMP",
-           "EVAL_CRONTAB_FILE", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", *home_mode.XDG_BASE_ENV_VARS)
+           "EVAL_CRONTAB_FILE", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", *XDG_BASE_ENV_VARS)
 
 
 def register(subparsers):
@@ -62,7 +63,7 @@ def build_env(args, environ):
             raise UsageError("--mode: %s" % exc) from None
         env = dict(environ)
         if hermes_home:
-            env["HERMES_HOME"] = home_mode.norm_path(hermes_home)
+            env["HERMES_HOME"] = norm_path(hermes_home)
         env["TERMINAL_HOME_MODE"] = mode
         try:
             home_mode.apply_subprocess_home_env(env)
@@ -72,7 +73,7 @@ def build_env(args, environ):
     else:
         if not hermes_home:
             raise UsageError("no run directory: pass --hermes-home DIR (or set HERMES_HOME)")
-        if os.path.realpath(home_mode.norm_path(hermes_home)) == "/":
+        if os.path.realpath(norm_path(hermes_home)) == "/":
             raise UsageError("--hermes-home /: refusing the root directory; use a run directory")
         try:
             layout = home_mode.ensure_isolation_dirs(hermes_home)
@@ -82,7 +83,7 @@ def build_env(args, environ):
         except OSError as exc:
             raise UsageError("--hermes-home: %s: %s" % (exc.filename or layout["bin"], exc.strerror or exc)) from None
         env = home_mode.isolated_env(environ, hermes_home)
-        report = envelope.new_report([home_mode.norm_path(hermes_home)], isolation=True, mode="profile",
+        report = envelope.new_report([norm_path(hermes_home)], isolation=True, mode="profile",
                                      shim=os.path.join(layout["bin"], "crontab"))
     report["env"] = {key: env.get(key) for key in TRACKED}
     report["path_first"] = env.get("PATH", "").split(os.pathsep)[0]

@@ -19,6 +19,8 @@ warnings or an incomplete audit, 2 for bad input (output.emit, as every command)
 from sandboxguard import leaks
 from sandboxguard._core.text import escape, one_line
 from sandboxguard._fleet import audit
+from sandboxguard._leaks.baseline import BASELINE_MODES, DEFAULT_BASELINE_MODE
+from sandboxguard._leaks.home import DEFAULT_TMP_PATTERNS
 
 from .. import output
 from ..main import UsageError
@@ -36,7 +38,7 @@ def register(subparsers):
     parser.add_argument("--sandbox-dir", metavar="DIR", help="TERMINAL_SANDBOX_DIR: its owners are audited too")
     parser.add_argument("--agent-user", metavar="NAME", help="the user the agent runs as: audited too")
     parser.add_argument("--baseline", metavar="FILE", help="baseline mode: the snapshot file (see above)")
-    parser.add_argument("--baseline-mode", choices=leaks.BASELINE_MODES, default=leaks.DEFAULT_BASELINE_MODE,
+    parser.add_argument("--baseline-mode", choices=BASELINE_MODES, default=DEFAULT_BASELINE_MODE,
                         help="auto (default): write FILE when missing, else compare; write; compare")
     parser.add_argument("--min-age", type=int, default=0, metavar="SECONDS",
                         help="leave out findings younger than this (a run still in progress)")
@@ -55,7 +57,7 @@ def run(args):
     if not users:
         raise UsageError(reason)
     kwargs = {"users": users, "min_age": args.min_age,
-              "tmp_patterns": tuple(args.tmp_pattern or leaks.DEFAULT_TMP_PATTERNS)}
+              "tmp_patterns": tuple(args.tmp_pattern or DEFAULT_TMP_PATTERNS)}
     try:
         if args.baseline:
             report = leaks.audit_with_baseline_file(args.baseline, args.baseline_mode, **kwargs)

@@ -8,6 +8,13 @@ import sys
 from sandboxguard import owners
 from sandboxguard import strip as stripmod
 from sandboxguard._core.text import escape
+from sandboxguard._walk.fileops import (
+    CAPS_METHODS,
+    HARDLINK_POLICIES,
+    OPTION_DEFAULTS,
+    PROGRESS_INTERVAL_S,
+    check_owner,
+)
 from sandboxguard.roots import RootRefused
 
 from .. import output
@@ -27,7 +34,7 @@ def _budget(text):
 def _owner(text):
     """--chown-to USER[:GROUP] (names or ids, sandboxguard.owners), in the range chown(2) takes."""
     try:
-        return stripmod.check_owner(owners.parse_owner(text))
+        return check_owner(owners.parse_owner(text))
     except ValueError as exc:
         raise UsageError("--chown-to %s" % str(exc).replace("chown_to ", "%r: " % text)) from None
 
@@ -63,7 +70,7 @@ def _common(parser):
                         help="stop after this many seconds and report complete: false (default %(default)s; 0 = none)")
     parser.add_argument("--max-listed", default=str(stripmod.DEFAULT_MAX_LISTED), metavar="N",
                         help="list at most N findings (the rest are counted); default %(default)s")
-    parser.add_argument("--progress-interval", default=str(stripmod.PROGRESS_INTERVAL_S), metavar="S",
+    parser.add_argument("--progress-interval", default=str(PROGRESS_INTERVAL_S), metavar="S",
                         help="seconds between progress lines on a terminal's stderr (default %(default)s)")
     parser.add_argument("--cross-mounts", action="store_true",
                         help="walk into nested mounts (default: stay on the root's mount and prune the rest)")
@@ -89,9 +96,9 @@ def register(subparsers):
     strip.add_argument("--chown-to", metavar="USER[:GROUP]",
                        help="first give root-owned files and directories to USER (name or uid; its primary group "
                             "unless GROUP is given) (ownership return)")
-    strip.add_argument("--caps-method", choices=stripmod.CAPS_METHODS, default=stripmod.OPTION_DEFAULTS["caps_method"],
+    strip.add_argument("--caps-method", choices=CAPS_METHODS, default=OPTION_DEFAULTS["caps_method"],
                        help="remove the xattr (default) or re-chown each file to its own owner")
-    strip.add_argument("--hardlinks", choices=stripmod.HARDLINK_POLICIES, default=stripmod.OPTION_DEFAULTS["hardlinks"],
+    strip.add_argument("--hardlinks", choices=HARDLINK_POLICIES, default=OPTION_DEFAULTS["hardlinks"],
                        help="files with more than one name: strip them (default) or only report them")
     strip.set_defaults(func=run_strip)
 
