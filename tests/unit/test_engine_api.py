@@ -45,11 +45,11 @@ def answer_of(routes):
 # --- chunked decoding and the events stream -------------------------------------------------
 
 def test_a_chunked_answer_is_decoded_whatever_the_chunk_boundaries(sock):
-    doc = json.dumps({"ID": "x", "OSType": "linux", "Name": "é"}).encode()
+    doc = json.dumps({"ID": "x", "OSType": "linux", "Name": "\u00e9"}).encode()
     pieces = [doc[:3], doc[3:4], doc[4:]]
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
     with serve(sock, answer_of({"/info": [head, *[chunk(p) for p in pieces], b"0\r\n\r\n"]})):
-        assert Client("unix://" + sock).info() == {"ID": "x", "OSType": "linux", "Name": "é"}
+        assert Client("unix://" + sock).info() == {"ID": "x", "OSType": "linux", "Name": "\u00e9"}
 
 
 def test_the_events_stream_gives_each_json_line_even_split_across_chunks(sock):

@@ -42,7 +42,7 @@ def test_never_succeeded_is_0_and_nothing_checked_has_no_findings():
 @pytest.mark.parametrize("name", [
     'eng"ine', "back\\slash", "new\nline", "tab\there", "esc\x1b[31m", b"not-utf8-\xff".decode("utf-8",
                                                                                                 "surrogateescape"),
-    b"raw-\xfe\xff", "trailing\\", '"', "\\n literal", "unicode-é", "",
+    b"raw-\xfe\xff", "trailing\\", '"', "\\n literal", "unicode-\u00e9", "",
 ])
 def test_label_values_are_escaped_and_parse_back_as_one_line(name):
     text = textfile.render("watch", dict(STATE, engines={name: 1}))

@@ -87,8 +87,8 @@ def load(dir_fd, name):
         return None
     try:
         st = os.fstat(fd)
-        if (not stat.S_ISREG(st.st_mode) or st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-                or st.st_size > MAX_ENTRY_BYTES):
+        unsafe = not stat.S_ISREG(st.st_mode) or st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        if unsafe or st.st_size > MAX_ENTRY_BYTES:
             return None
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read(MAX_ENTRY_BYTES + 1)

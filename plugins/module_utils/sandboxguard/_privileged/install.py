@@ -262,8 +262,8 @@ def _remove_bytecode(result, here, prefix, sources, dry_run):
     cache = _open_dir(here, "__pycache__", prefix + "__pycache__", False, DIR_MODE)
     try:
         every = os.listdir(cache)
-        ours = sorted(n for n in every if n.endswith(".pyc") and n.split(".", 1)[0] in stems
-                      and stat.S_ISREG(os.stat(n, dir_fd=cache, follow_symlinks=False).st_mode))
+        named = [n for n in every if n.endswith(".pyc") and n.split(".", 1)[0] in stems]
+        ours = sorted(n for n in named if stat.S_ISREG(os.stat(n, dir_fd=cache, follow_symlinks=False).st_mode))
         for name in ours:
             result["removed"].append(prefix + "__pycache__/" + name)
             if not dry_run:

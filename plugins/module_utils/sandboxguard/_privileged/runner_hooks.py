@@ -268,8 +268,8 @@ class _RootFiles:
 
     def differs(self, held, name, data, mode):
         before, st = self.current(held, name, len(data) + 1)
-        return not (before == data and st is not None and stat.S_IMODE(st.st_mode) == mode
-                    and (st.st_uid, st.st_gid) == (0, 0))
+        same = before == data and st is not None and stat.S_IMODE(st.st_mode) == mode
+        return not (same and (st.st_uid, st.st_gid) == (0, 0))
 
     def put(self, held, name, text, mode, shown, show_diff=True):
         data = text.encode("utf-8", "surrogateescape")

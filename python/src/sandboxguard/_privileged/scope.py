@@ -124,8 +124,8 @@ class Request(_Frozen):
     @property
     def empty(self):
         """Nothing named at all: no Hermes home, sandbox directory, path or runner."""
-        return not (self.hermes_homes or self.sandbox_dir or self.paths or self.github_runners
-                    or self.gitlab_config or self.providers or self.find_github_runners)
+        return not any((self.hermes_homes, self.sandbox_dir, self.paths, self.github_runners, self.gitlab_config,
+                        self.providers, self.find_github_runners))
 
     def replace(self, **changes):
         """A new Request with ``changes`` (this one is immutable)."""
