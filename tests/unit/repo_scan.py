@@ -48,6 +48,13 @@ def load_yaml(rel):
     return yaml.safe_load(read(rel))
 
 
+def tool(name):
+    """The module tools/NAME.py (role_readme, docsite, cli_docs, ...), imported once."""
+    if path("tools") not in sys.path:
+        sys.path.insert(0, path("tools"))
+    return importlib.import_module(name)
+
+
 def python_files(top, recursive=True, skip=(), init=True):
     """Sorted relative paths of the .py files under *top* (a relative folder), without
     __pycache__ and the folder names in *skip*; ``init=False`` leaves out ``__init__.py``."""
