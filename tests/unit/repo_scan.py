@@ -93,12 +93,21 @@ def imports(rel):
             found.append((node.lineno, base))
             found += [(node.lineno, base.rstrip(".") + "." + a.name if node.module else base + a.name)
                       for a in node.names if a.name != "*"]
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
-            name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
-            if name in ("import_module", "__import__"):
-                found.append((node.lineno, node.args[0].value))
+        elif _is_import_call(node) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            found.append((node.lineno, node.args[0].value))
     return found
+
+
+def computed_imports(rel):
+    """Lines of ``importlib.import_module(...)``/``__import__(...)`` calls whose name is computed:
+    imports that imports() cannot name (a direction test refuses them or reads them another way)."""
+    return [node.lineno for node in ast.walk(parse(rel)) if _is_import_call(node)
+            and not (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str))]
+
+
+def _is_import_call(node):
+    name = getattr(node.func, "attr", None) or getattr(node.func, "id", None) if isinstance(node, ast.Call) else None
+    return name in ("import_module", "__import__") and bool(node.args)
 
 
 def api_table():
