@@ -144,19 +144,6 @@ def literal(rel, var="DOCUMENTATION"):
     raise AssertionError("%s has no %s" % (rel, var))
 
 
-def documented_options(name):
-    """The options of a module's DOCUMENTATION with its doc fragments merged in (as ansible-doc does)."""
-    doc = literal("%s/%s.py" % (MODULES, name))
-    options = {}
-    for fragment in doc.get("extends_documentation_fragment") or ():
-        short = fragment[len(FQCN):] if fragment.startswith(FQCN) else fragment
-        file_name, _, var = short.partition(".")
-        options.update(literal("%s/%s.py" % (DOC_FRAGMENTS, file_name), (var or "documentation").upper())
-                       .get("options") or {})
-    options.update(doc.get("options") or {})
-    return options
-
-
 class _Captured(Exception):
     pass
 

@@ -4,8 +4,9 @@
 
 - The modules' argument specs, the action plugins' and the CLI's options take a default or a
   list of choices from a library constant, never a literal copy of one.
-- Each module's documentation (with its doc fragments) states the defaults and choices of its
-  argument spec: ansible-doc shows what the code does.
+- That each module's documentation (with its doc fragments) states the defaults and choices of
+  its argument spec is ansible-test sanity's validate-modules check (doc-default-does-not-match-spec,
+  doc-choices-do-not-match-spec, undocumented-parameter), not written again here.
 - A role passes a variable on to a module blank-safely (``as_value(omit)``, ``as_bool(omit, ...)``,
   ``as_list | default(omit, true)``) and its default is blank - ``''``, ``[]`` or null, "the
   module's default" - unless the role itself decides it (ROLE_DECISIONS, with the reason); its
@@ -84,7 +85,7 @@ def test_option_defaults_and_choices_are_the_librarys_constants_not_copies_of_th
     assert found == [], "take these from the library:\n" + "\n".join(found)
 
 
-# -- the modules' documentation states what their argument specs do ---------------------------
+# -- roles and playbooks (the modules' argument specs are read with ansible) --------------------
 pytest.importorskip("ansible")
 
 
@@ -96,27 +97,6 @@ def _same(documented, coded):
     return documented == coded
 
 
-def _compare(docs, spec, where, found):
-    for option in sorted(set(docs) | set(spec)):
-        if option not in docs or option not in spec:
-            found.append("%s.%s: %s" % (where, option, "not documented" if option not in docs else "not in the spec"))
-            continue
-        found += ["%s.%s: documented %s %r, the spec's %r" % (where, option, key, docs[option].get(key),
-                                                             spec[option].get(key))
-                  for key in ("default", "choices") if not _same(docs[option].get(key), spec[option].get(key))]
-        if "options" in spec[option] or "suboptions" in docs[option]:
-            _compare(docs[option].get("suboptions") or {}, spec[option].get("options") or {}, where + "." + option,
-                     found)
-
-
-@pytest.mark.parametrize("name", scan.module_names())
-def test_the_documentation_states_the_defaults_and_choices_of_the_argument_spec(name):
-    found = []
-    _compare(scan.documented_options(name), scan.argument_spec(name), name, found)
-    assert found == []
-
-
-# -- roles and playbooks leave the default to the module ---------------------------------------
 # Keys whose value no module decides: the play's host pattern, a condition on a role's own variable.
 ROLE_OWN = ("hosts", "when")
 RESTATED = re.compile(r"\|\s*sandboxguard\.boundary\.as_(value|bool)\(\s*(?!omit\b|\)|''|\"\")([^,)]+)")
