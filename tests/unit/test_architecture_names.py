@@ -8,31 +8,15 @@ import os
 import re
 import sys
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIB = os.path.join(TOP, "python", "src", "sandboxguard")
-DOC = os.path.join(TOP, "docs", "architecture.md")
-sys.path.insert(0, os.path.join(TOP, "python", "src"))
+import repo_scan as scan
 
-
-def library_modules():
-    """{short name: dotted name below sandboxguard} for every library module (unique names)."""
-    found = {}
-    for here, dirs, files in os.walk(LIB):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            if name.endswith(".py") and name != "__init__.py":
-                rel = os.path.relpath(os.path.join(here, name), LIB)[:-3].replace(os.sep, ".")
-                found.setdefault(name[:-3], []).append(rel)
-    return found
-
-
-CLI_MODULES = {n[:-3] for n in os.listdir(os.path.join(TOP, "python", "src", "sandboxguard_cli")) if n.endswith(".py")}
+LIB = scan.path(scan.LIBRARY)
+sys.path.insert(0, scan.path("python/src"))
+CLI_MODULES = {os.path.basename(rel)[:-3] for rel in scan.python_files(scan.CLI, recursive=False)}
 
 
 def backticked():
-    with open(DOC, encoding="utf-8") as handle:
-        text = handle.read()
-    return re.findall(r"`([^`\n]+)`", text)
+    return re.findall(r"`([^`\n]+)`", scan.read("docs/architecture.md"))
 
 
 REPO_DIRS = ("python/", "plugins/", "roles/", "playbooks/", "tests/", "tools/", "docs/", "benchmarks/",
@@ -43,20 +27,11 @@ FILE_RE = re.compile(r"[\w./-]+\.(?:py|yml|yaml|json|md|sh|j2|txt)")
 NOT_OURS = {"_crypto/"}  # community.crypto's package, named as the pattern
 
 
-def repo_files():
-    files = []
-    for here, dirs, names in os.walk(TOP):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "build", "node_modules")]
-        files.extend(os.path.relpath(os.path.join(here, n), TOP) for n in names)
-        files.extend(os.path.relpath(os.path.join(here, d), TOP) + "/" for d in dirs)
-    return files
-
-
 def test_every_path_the_architecture_names_exists():
     """A repository file or directory named in backticks exists: a path from the top
     (plugins/modules/sweep.py), or a file name found at the end of some path (test_guard.py,
     tasks/nosuid.yml, _core/safefs.py). Host paths (RUN/home, sandboxes/docker) are not ours."""
-    files = repo_files()
+    files = scan.repo_files()
     missing = []
     for token in backticked():
         token = token.split("::")[0].split(" ")[0]
@@ -72,7 +47,7 @@ def test_every_path_the_architecture_names_exists():
 
 
 def test_every_library_module_and_name_the_architecture_names_exists():
-    modules = library_modules()
+    modules = scan.library_modules()
     missing = []
     for token in backticked():
         if FILE_RE.fullmatch(token.split("::")[0]) or token.endswith((".service", ".json")) or "/" in token:

@@ -15,22 +15,17 @@ docs/awx.md, checked against what they describe (issue 27 item 6):
 import json
 import os
 import re
-import sys
 
 import pytest
+import repo_scan as scan
+from sandboxguard._core import inputs as input_rules
+from sandboxguard._fleet import audit, audit_record
+from sandboxguard._terminal.modes import MODES
 
 yaml = pytest.importorskip("yaml")  # the pythons layer's venvs carry only pytest
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-import docsite  # noqa: E402
-from sandboxguard._core import inputs as input_rules  # noqa: E402
-from sandboxguard._fleet import audit, audit_record  # noqa: E402
-from sandboxguard._terminal.modes import MODES  # noqa: E402
-
-SURVEYS = {"audit": os.path.join(TOP, "docs", "awx", "survey-audit.json"),
-           "remediate": os.path.join(TOP, "docs", "awx", "survey-remediate.json")}
-AWX_MD = os.path.join(TOP, "docs", "awx.md")
+docsite = scan.tool("docsite")
+SURVEYS = {"audit": "docs/awx/survey-audit.json", "remediate": "docs/awx/survey-remediate.json"}
 # AWX's survey question types and the Python type of their defaults (awx.main.models.mixins SURVEY_TYPE_MAPPING)
 SURVEY_TYPE_MAPPING = {"text": str, "textarea": str, "password": str, "multiplechoice": str, "multiselect": str,
                        "integer": int, "float": (float, int)}
@@ -43,8 +38,7 @@ CHOICES = {"sandboxguard_home_mode": set(MODES), "sandboxguard_docker": set(audi
 
 
 def load(name):
-    with open(SURVEYS[name], encoding="utf-8") as handle:
-        return json.load(handle)
+    return json.loads(scan.read(SURVEYS[name]))
 
 
 def awx_survey_errors(spec):
@@ -119,7 +113,7 @@ def test_the_awx_rules_written_here_refuse_what_awx_refuses():
 @pytest.mark.parametrize("name", sorted(SURVEYS))
 def test_every_survey_variable_is_an_input_the_playbook_reads_of_a_type_that_carries_it(name):
     spec = docsite.load_inputs()
-    read = docsite.playbook_reads(os.path.join(TOP, "playbooks", name + ".yml"))
+    read = docsite.playbook_reads(scan.path("playbooks/%s.yml" % name))
     for item in load(name)["spec"]:
         variable = item["variable"]
         assert variable in read, "%s is not read by playbooks/%s.yml" % (variable, name)
@@ -162,8 +156,7 @@ def test_the_remediate_survey_has_the_audit_s_scope_fields():
 
 
 def fenced(marker):
-    with open(AWX_MD, encoding="utf-8") as handle:
-        text = handle.read()
+    text = scan.read("docs/awx.md")
     found = re.findall(r"<!-- %s: begin[^>]*-->\s*```yaml\n(.*?)```\s*<!-- %s: end -->" % (marker, marker), text, re.S)
     assert len(found) == 1, marker
     return yaml.safe_load(found[0])
@@ -187,9 +180,9 @@ def check_template(template, options):
     unknown = sorted(set(template) - options)
     assert unknown == [], "%s: not options of awx.awx.job_template: %s" % (template.get("name"), unknown)
     match = re.fullmatch(r"sandboxguard-(\w+)\.yml", template["playbook"])
-    assert match and os.path.exists(os.path.join(TOP, "playbooks", match.group(1) + ".yml")), template["playbook"]
+    assert match and os.path.exists(scan.path("playbooks/%s.yml" % match.group(1))), template["playbook"]
     survey = re.search(r"'(docs/awx/survey-\w+\.json)'", template["survey_spec"]).group(1)
-    assert os.path.exists(os.path.join(TOP, survey)), survey
+    assert os.path.exists(scan.path(survey)), survey
     assert survey.endswith("survey-%s.json" % match.group(1)), "the survey of the playbook the template runs"
     assert template["become_enabled"] is True and template["survey_enabled"] is True
 

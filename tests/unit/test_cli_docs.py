@@ -4,24 +4,17 @@
 from the CLI's argparse parser, committed, rendered by man without a warning, and the bash
 completion completes commands, options and their values in a real bash."""
 import argparse
-import importlib.util
 import os
 import shutil
 import subprocess
 
 import pytest
+import repo_scan as scan
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def load_tool():
-    spec = importlib.util.spec_from_file_location("cli_docs", os.path.join(TOP, "tools", "cli_docs.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+TOP = scan.TOP
 
 
-cli_docs = load_tool()
+cli_docs = scan.tool("cli_docs")
 
 
 def need(program, package):

@@ -15,16 +15,13 @@ import os
 import warnings
 
 import pytest
+import repo_scan as scan
 from sandboxguard import crontab, leaks, report, strip
 from sandboxguard._fleet import leaks_remove
 from sandboxguard._privileged import nosuid
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIBRARY = os.path.join(TOP, "python", "src", "sandboxguard")
-CLI = os.path.join(TOP, "python", "src", "sandboxguard_cli")
-ADAPTERS = [CLI, os.path.join(TOP, "plugins", "modules"), os.path.join(TOP, "plugins", "action"),
-            os.path.join(TOP, "plugins", "module_utils")]  # its sandboxguard/ is the library's copy: skipped
-EVERYTHING = (LIBRARY, *ADAPTERS)
+ADAPTERS = [scan.CLI, scan.MODULES, scan.ACTION, scan.MODULE_UTILS]  # module_utils/sandboxguard/: the copy, skipped
+EVERYTHING = (scan.LIBRARY, *ADAPTERS)
 
 # Spellings of "change nothing" other than dry_run (Ansible's, and other tools').
 DRY_SPELLINGS = {"check", "check_mode", "checkmode", "dryrun", "dry", "noop", "no_op", "simulate", "pretend",
@@ -39,16 +36,10 @@ OTHER_MEANINGS = {
 
 
 def _sources(*tops):
+    """(name, tree): the library's files by their own name (_core/proc.py), the adapters' from the top."""
     for top in tops:
-        for where, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "sandboxguard"))
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    path = os.path.join(where, name)
-                    # the library's files by their own name (proc.py), the adapters' from the top
-                    rel = os.path.relpath(path, TOP if top in ADAPTERS else top)
-                    with open(path, encoding="utf-8") as handle:
-                        yield rel, ast.parse(handle.read(), path)
+        for rel in scan.python_files(top, skip=("sandboxguard",)):
+            yield (rel if top in ADAPTERS else os.path.relpath(scan.path(rel), scan.path(top))), scan.parse(rel)
 
 
 def _functions(tree):

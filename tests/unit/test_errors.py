@@ -14,10 +14,11 @@ import pkgutil
 import sys
 
 import pytest
+import repo_scan as scan
 import sandboxguard
 from sandboxguard import errors
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOP = scan.TOP
 
 # Exceptions of the library that are not bad input, and why.
 NOT_INPUT = {
@@ -179,15 +180,7 @@ def test_a_module_lets_other_errors_through():
 
 def test_every_module_runs_its_library_calls_inside_input_errors_fail():
     # a module that calls the library with no adapter lets an InputError out as a traceback
-    missing = []
-    folder = os.path.join(TOP, "plugins", "modules")
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), encoding="utf-8") as handle:
-            text = handle.read()
-        if "def main" not in text:
-            continue
-        adapted = any(way in text for way in ("input_errors_fail", "run_walk_module", "except InputError",
-                                              "except Exception"))
-        if not adapted:
-            missing.append(name)
+    ways = ("input_errors_fail", "run_walk_module", "except InputError", "except Exception")
+    missing = [rel for rel in scan.python_files(scan.MODULES, recursive=False) if "def main" in scan.read(rel)
+               and not any(way in scan.read(rel) for way in ways)]
     assert missing == []

@@ -3,15 +3,12 @@
 """The extra checks of our own (tools/extra_checks.py) and the license header tool
 (tools/license_headers.py): what each refuses, what each accepts, and that the repository
 passes the header check as it stands."""
-import os
-import sys
 
 import pytest
+import repo_scan as scan
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-import extra_checks  # noqa: E402
-import license_headers  # noqa: E402
+TOP = scan.TOP
+extra_checks, license_headers = scan.tool("extra_checks"), scan.tool("license_headers")
 
 KNOWN = {"galaxy.yml", "plugins/modules/setid_strip.py", "roles/bwrap/tasks/main.yml", "docs/awx.md"}
 

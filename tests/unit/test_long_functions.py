@@ -1,17 +1,11 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """No function in python/src or plugins is over 80 lines unless it says why it reads better whole."""
-import importlib.util
-import os
-
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+import repo_scan as scan
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("long_functions", os.path.join(TOP, "tools", "long_functions.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return scan.tool("long_functions")
 
 
 def test_every_function_is_80_lines_or_says_why_it_reads_better_whole():

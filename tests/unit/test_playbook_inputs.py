@@ -7,17 +7,14 @@ The playbooks are found on disk and their variables read from their YAML (commen
 count), so a new playbook or a new input fails here until it is documented.
 """
 import os
-import sys
 
 import pytest
+import repo_scan as scan
 
 pytest.importorskip("yaml")  # the pythons layer's venvs carry only pytest
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-import docsite  # noqa: E402
-
-PLAYBOOKS = sorted(n[:-4] for n in os.listdir(os.path.join(TOP, "playbooks")) if n.endswith(".yml"))
+docsite = scan.tool("docsite")
+PLAYBOOKS = [os.path.basename(rel)[:-4] for rel in scan.playbooks()]
 SPEC = docsite.load_inputs()
 
 
@@ -27,7 +24,7 @@ def test_every_playbook_is_documented():
 
 @pytest.mark.parametrize("name", PLAYBOOKS)
 def test_documented_inputs_are_the_variables_the_playbook_reads(name):
-    read = docsite.playbook_reads(os.path.join(TOP, "playbooks", name + ".yml"))
+    read = docsite.playbook_reads(scan.path("playbooks/%s.yml" % name))
     documented = set(SPEC["playbooks"].get(name, {}).get("inputs", []))
     assert sorted(read - documented) == [], "read by playbooks/%s.yml, not in docs/docsite/inputs.yml" % name
     assert sorted(documented - read) == [], "documented for %s, not read by playbooks/%s.yml" % (name, name)

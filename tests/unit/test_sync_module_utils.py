@@ -1,19 +1,16 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """The module_utils copy is the library byte for byte, plus one GENERATED line."""
-import importlib.util
 import os
 import shutil
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import repo_scan as scan
+
+TOP = scan.TOP
 
 
 def load_sync():
-    path = os.path.join(TOP, "tools", "sync_module_utils.py")
-    spec = importlib.util.spec_from_file_location("sync_module_utils", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return scan.tool("sync_module_utils")
 
 
 def test_checkout_has_no_drift():

@@ -8,13 +8,12 @@ controller venvs; these tests fail when any of the other places says something e
 import os
 import re
 import subprocess
-import sys
 
 import pytest
+import repo_scan as scan
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-import support_matrix as sm  # noqa: E402
+TOP = scan.TOP
+sm = scan.tool("support_matrix")
 
 
 def test_requires_ansible_roles_and_readme_agree_with_the_tested_controllers():
