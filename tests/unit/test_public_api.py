@@ -13,16 +13,16 @@ import ast
 import importlib
 import inspect
 import os
-import re
 import sys
 import types
 
 import pytest
-from test_dry_run_names import ADAPTERS, TOP, _sources
+import repo_scan as scan
 from test_import_direction import modules
 
+TOP = scan.TOP
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(HERE, "..", "..", "python", "README.md")
 COPY = "ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard"  # the glue's name for it
 PINS = os.path.join(HERE, "public_api.txt")
 
@@ -37,11 +37,8 @@ DEPRECATE = (
 
 
 def _table():
-    with open(README, encoding="utf-8") as handle:
-        text = handle.read()
-    section = text.split("## Public API", 1)[1]
-    rows = re.findall(r"^\| `(sandboxguard\.[a-z_]+)` \| (.+) \|$", section, re.MULTILINE)
-    return [(module, re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", names)) for module, names in rows]
+    """[(public module, [names])] of python/README.md's API table (repo_scan reads it)."""
+    return [(module, names) for module, names in scan.api_table().items() if module.startswith("sandboxguard.")]
 
 
 class _Shown:
@@ -275,11 +272,10 @@ def _readers():
         package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
         with open(path, encoding="utf-8") as handle:
             yield os.path.relpath(path, TOP), ast.parse(handle.read(), path), package
-    for rel, tree in _sources(*ADAPTERS):
-        yield rel, tree, None
-    for top in ("tests", "benchmarks", "tools", os.path.join("plugins", "filter")):
-        for rel, tree in _sources(os.path.join(TOP, top)):
-            yield os.path.join(top, rel), tree, None
+    for top in (scan.CLI, scan.MODULES, scan.ACTION, scan.MODULE_UTILS, "tests", "benchmarks", "tools",
+                "plugins/filter"):
+        for rel in scan.python_files(top, skip=("sandboxguard",)):  # module_utils/sandboxguard: the copy
+            yield rel, scan.parse(rel), None
 
 
 def test_nothing_reads_a_private_name_through_a_public_module():
