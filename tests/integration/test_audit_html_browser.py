@@ -37,7 +37,7 @@ def sample_fleet():
 
     clean = {"privileged_files": check("clean", roots=["/home/hermes/.hermes/sandboxes/docker"]),
              "home_mode": check("clean"), "leaks": check("clean"),
-             "bwrap": check("clean", version="0.12.0")}
+             "bwrap": check("clean", version="0.12.0"), "runtime": check("clean")}
     results = {}
     for i in range(1, 7):
         results["agent-%02d" % i] = {"record": ar.host_record(dict(clean))}

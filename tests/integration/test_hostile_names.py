@@ -502,6 +502,24 @@ def test_safe_fetch_reports_a_resolved_path_that_is_not_utf8(base):
         assert handle.read() == b"fine"
 
 
+@pytest.mark.parametrize("module, args", [
+    ("runner_hooks", lambda where: {"runner_dir": where}),
+    ("sandbox_prevent", lambda where: {"place": "hermes", "hermes_home": where, "base": where + "/default.json"}),
+    ("seccomp_probe", lambda where: {"image": "sandboxguard/debian:12", "hermes_home": where, "reference": False}),
+])
+def test_the_runner_and_prevention_modules_name_a_hostile_path_in_one_line(base, module, args):
+    """A runner directory or a Hermes home whose name holds a newline, an escape and markup: the
+    module refuses it (it is not a runner, not a Hermes home) in one readable line, the name
+    escaped. (A parameter that is not UTF-8 cannot reach a module at all: ansible-core refuses
+    its echo in the result; the walk modules take such roots as ``paths_b64``.)"""
+    where = os.path.join(base, b"bad\n\x1b[31mred<b>")
+    os.mkdir(where)
+    result = run_module(module, args(os.fsdecode(where)), "--check")
+    said = " ".join([result.get("msg") or "", result.get("reason") or "", *map(str, result.get("errors") or [])])
+    assert result.get("failed") or result.get("ok") is False or result.get("errors"), result
+    assert "bad\\n\\x1b[31mred<b>" in said, said
+
+
 def test_every_module_and_action_plugin_is_covered_here():
     with open(os.path.abspath(__file__), encoding="utf-8") as handle:
         text = handle.read()
