@@ -30,7 +30,7 @@ import time
 
 from .. import report as envelope
 from .. import strip as stripmod
-from .._core import defaults
+from .._core import defaults, inputs
 from .._core.text import escape
 from .._privileged import scope as _scopemod
 from .._walk.fileops import CHOWN_FROM_OTHERS
@@ -466,6 +466,7 @@ class Settings:
         if unknown:
             raise TypeError("unknown setting(s): %s" % ", ".join(unknown))
         self.__dict__.update(dict(known, **values))
+        self.budget = inputs.budget(self.budget)  # InputError before any check runs
 
     def __repr__(self):
         return "Settings(%s)" % ", ".join("%s=%r" % item for item in sorted(self.__dict__.items()))
