@@ -35,14 +35,14 @@ from .._core.text import escape
 from .._privileged import scope as _scopemod
 from .._walk.fileops import CHOWN_FROM_OTHERS
 from ..errors import InputError
-from . import audit
+from . import audit, audit_record
 
 FIXES = ("ownership", "setid", "caps", "sandboxes", "home_mode", "leaks")
 WALK_FIXES = ("ownership", "setid", "caps")
 # The single-step module of each fix (what a user who wants one step runs instead).
 MODULE_OF = {"ownership": "setid_strip", "setid": "setid_strip", "caps": "setid_strip",
              "sandboxes": "sandbox_sweep", "home_mode": "terminal_home", "leaks": "leaks_remove"}
-CHANGED, OK, FAILED, SKIPPED = "changed", "ok", "failed", "skipped"
+CHANGED, OK, FAILED, SKIPPED = audit_record.FIX_CHANGED, audit_record.FIX_OK, audit_record.FIX_FAILED, "skipped"
 STATUSES = (CHANGED, OK, FAILED, SKIPPED)
 # The walk's actions, and the file actions (an entry's ``actions``) of each walk fix: the setid
 # fix also makes device nodes harmless (root-owned, mode 0000), as the sweep's setid step does.
@@ -61,18 +61,10 @@ def _skipped(fix, dry_run, reason):
 
 
 def _verdict(section, reason=None):
-    """Set the section's status from its envelope: failed (errors, or not complete), changed, ok."""
-    if section["errors"] or not section["complete"]:
-        section["status"] = FAILED
-        if reason is None:
-            first = section["errors"][0] if section["errors"] else None
-            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
-                      else "the fix did not complete")
-            if len(section["errors"]) > 1:
-                reason += " (and %d more error(s))" % (len(section["errors"]) - 1)
-        section["complete"] = False
-    else:
-        section["status"] = CHANGED if section["changed"] else OK
+    """Set the section's status from its envelope by the one verdict (audit_record.verdict):
+    failed (errors, or not complete), changed, ok."""
+    section["status"], reason, section["complete"] = audit_record.verdict(
+        section["changed"], section["errors"], section["complete"], reason, kind="fix")
     if reason is not None:
         section["reason"] = reason
     return section

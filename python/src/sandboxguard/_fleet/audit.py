@@ -59,20 +59,9 @@ def _result(status, findings=(), reason=None, errors=(), roots=(), complete=None
 
 
 def _verdict(findings, errors, complete=True, reason=None, **details):
-    """findings if anything was found; error if something could not be looked at; else clean."""
-    if findings:
-        status = audit_record.FINDINGS
-    elif errors or not complete:
-        status = audit_record.ERROR
-        if reason is None:
-            first = errors[0] if errors else None
-            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
-                      else "the check did not complete")
-            if len(errors) > 1:
-                reason += " (and %d more error(s))" % (len(errors) - 1)
-    else:
-        status = audit_record.CLEAN
-    return _result(status, findings, reason, errors, complete=complete and not errors, **details)
+    """A check's result by the one verdict (audit_record.verdict): findings, error or clean."""
+    status, reason, complete = audit_record.verdict(findings, errors, complete, reason)
+    return _result(status, findings, reason, errors, complete=complete, **details)
 
 
 def _error(op, path, error):
