@@ -44,6 +44,7 @@ from ._terminal.configure import (
     PROFILES_DIR,
     WHERE_CHOICES,
     configure_terminal_home,
+    configure_terminal_homes,  # noqa: F401  # the loop over several homes (not in the API table)
     hermes_homes,
 )
 from ._terminal.dirs import _make_dirs_at, _open_dir, _set_mode_at, ensure_private_dir, set_dir_mode

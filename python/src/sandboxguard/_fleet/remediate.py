@@ -25,7 +25,6 @@ own, an engine error) or reports errors, or does not complete, is ``failed``; th
 run all the same. The host's envelope lists the sections under ``fixes`` and the failed ones
 under ``failed``. *dry_run* changes nothing and reports what each fix would change.
 """
-import os
 import time
 
 from .. import report as envelope
@@ -208,9 +207,10 @@ def _sandboxes_fix(found, request, settings):
 # --- home_mode ------------------------------------------------------------------------------
 
 def _home_fix(hermes_homes, mode, where, profiles, create_profile_home, dry_run):
-    """TERMINAL_HOME_MODE in every Hermes home present (configure_terminal_home, one home at a
-    time: a refused home is an error of this fix after the other homes were configured)."""
+    """TERMINAL_HOME_MODE in every Hermes home present (configure_terminal_homes: a refused home
+    is an error of this fix after the other homes were configured)."""
     from .. import home_mode as hm  # noqa: PLC0415
+    from .._terminal.configure import configure_terminal_homes  # noqa: PLC0415
 
     if not mode:
         return _skipped("home_mode", dry_run, "no mode asked for (home_mode, sandboxguard_home_mode)")
@@ -218,19 +218,12 @@ def _home_fix(hermes_homes, mode, where, profiles, create_profile_home, dry_run)
         return _skipped("home_mode", dry_run, "no Hermes home given")
     section = _section("home_mode", dry_run, hermes_homes, mode=hm.normalize_mode(mode), homes=[], absent=[],
                        diff=[])
-    for home in hermes_homes:
-        if not os.path.lexists(home):
-            section["absent"].append(home)
-            continue
-        try:
-            report = hm.configure_terminal_home(home, mode, where=where, include_profiles=profiles,
-                                                create_profile_home=create_profile_home, dry_run=dry_run)
-        except InputError as exc:
-            envelope.add_error(section, home, "configure", str(exc))
-            continue
-        except OSError as exc:
-            envelope.add_error(section, exc.filename or home, "configure", exc)
-            continue
+    done = configure_terminal_homes(hermes_homes, mode, where=where, include_profiles=profiles,
+                                    create_profile_home=create_profile_home, dry_run=dry_run, skip_absent=True)
+    section["absent"] = done["absent"]
+    for entry in done["errors"]:
+        envelope.add_error(section, entry["path"], entry["op"], entry["error"])
+    for report in done["reports"]:
         keys = ("changed", "complete", "errors", "warnings", "homes", "diff")
         envelope.merge(section, {key: report[key] for key in keys})
     return _verdict(section)
