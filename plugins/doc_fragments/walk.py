@@ -44,7 +44,9 @@ options:
     description:
       - Seconds the walk may take. When it runs out the module returns what it did so far
         with RV(complete=false) and a warning; run it again to continue. V(0) means no limit.
-    type: float
+      - A finite number of seconds, V(0) or more (a number or a numeric string); NaN, infinity, negatives and
+        words fail the task with the library's one budget message.
+    type: raw
     default: 10
   max_listed:
     description:

@@ -1,7 +1,7 @@
 # Copyright (c) sandboxguard contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filters as_list, as_bool and as_value: AWX survey inputs read by one rule (sandboxguard._core.inputs).
+"""Filters as_list, as_bool, as_value and budget: AWX survey inputs read by one rule (sandboxguard._core.inputs).
 
 A role passes a variable on to a module option with ``as_value(omit)`` or
 ``as_bool(omit, 'name')``: a blank value leaves the option out, so the module's own
@@ -36,8 +36,17 @@ def as_value(value, default=None):
     return inputs.as_value(value, default)
 
 
+def budget(value, name="budget", default=None):
+    if inputs.is_blank(value) and default is not None:
+        return default
+    try:
+        return inputs.budget(value, name)
+    except inputs.InputError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
 class FilterModule:
     """AWX-safe input filters."""
 
     def filters(self):
-        return {"as_list": as_list, "as_bool": as_bool, "as_value": as_value}
+        return {"as_list": as_list, "as_bool": as_bool, "as_value": as_value, "budget": budget}

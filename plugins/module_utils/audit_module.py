@@ -10,7 +10,7 @@ built from them (host_inputs: audit.audit_host and remediate.remediate_host take
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import audit
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import defaults
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import strip as stripmod
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list, as_value
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list, as_value, budget
 
 SCOPE_ARGUMENT_SPEC = dict(
     paths=dict(type="list", elements="path", default=[]),
@@ -20,7 +20,7 @@ SCOPE_ARGUMENT_SPEC = dict(
     gitlab_config=dict(type="path"),
     docker=dict(type="str", choices=list(audit.DOCKER_MODES), default=audit.DEFAULT_DOCKER_MODE),
     docker_host=dict(type="str"),
-    budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
+    budget=dict(type="raw", default=stripmod.DEFAULT_BUDGET_S),  # the library decides (inputs.budget)
     home_mode=dict(type="str"),
     home_where=dict(type="str", choices=list(defaults.HOME_WHERE_CHOICES), default=defaults.HOME_WHERE),
     profiles=dict(type="bool", default=True),
@@ -35,12 +35,13 @@ SCOPE_ARGUMENT_SPEC = dict(
 
 
 def scope_kwargs(params):
-    """The keyword arguments of audit_host / remediate_host from a module's params (AWX strings parsed once)."""
+    """The keyword arguments of audit_host / remediate_host from a module's params (AWX strings parsed once;
+    InputError for a budget the library's rule refuses)."""
     return dict(
         paths=as_list(params["paths"]), hermes_homes=as_list(params["hermes_home"]),
         sandbox_dir=as_value(params["sandbox_dir"]), github_runners=as_list(params["github_runners"]),
         gitlab_config=as_value(params["gitlab_config"]), docker=params["docker"],
-        docker_host=as_value(params["docker_host"]), budget=params["budget"], home_mode=as_value(params["home_mode"]),
+        docker_host=as_value(params["docker_host"]), budget=budget(params["budget"]), home_mode=as_value(params["home_mode"]),
         home_where=params["home_where"], profiles=params["profiles"], create_profile_home=params["create_profile_home"],
         leak_users=as_list(params["leak_users"]), leak_tmp_patterns=as_list(params["leak_tmp_patterns"]) or None,
         leak_min_age=params["leak_min_age"], leak_tmp_dir=params["leak_tmp_dir"],

@@ -23,6 +23,7 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._walk import fileops
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.roots import RootRefused
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core import inputs
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
 
 WALK_ARGUMENT_SPEC = dict(
@@ -30,7 +31,7 @@ WALK_ARGUMENT_SPEC = dict(
     paths_b64=dict(type="list", elements="str", default=[]),
     one_file_system=dict(type="bool", default=True),
     prune_mounts=dict(type="bool", default=True),
-    budget=dict(type="float", default=stripmod.DEFAULT_BUDGET_S),
+    budget=dict(type="raw", default=stripmod.DEFAULT_BUDGET_S),  # the library decides (inputs.budget)
     max_listed=dict(type="int", default=stripmod.DEFAULT_MAX_LISTED),
     fail_on_errors=dict(type="bool", default=True),
 )
@@ -89,9 +90,10 @@ def run_walk_module(module, **kwargs):
     dry_run = kwargs.pop("dry_run", False) or module.check_mode
     paths = walk_paths(module)
     try:
+        budget = inputs.budget(params["budget"])
         report = stripmod.run(
             paths, dry_run=dry_run,
-            budget=params["budget"], max_listed=params["max_listed"],
+            budget=budget, max_listed=params["max_listed"],
             one_file_system=params["one_file_system"], prune_mounts=params["prune_mounts"], **kwargs)
     except RootRefused as exc:
         fail(module, "refused root %s" % exc, path=exc.path)
@@ -100,7 +102,7 @@ def run_walk_module(module, **kwargs):
     diff = report_diff(report) if module._diff and report["files"] else None
     if not report["complete"]:
         warn(module, "the walk of %s stopped after %.1fs (budget %.1fs) before it finished; run again or raise "
-             "budget" % (", ".join(escape(r) for r in report["roots"]), report["elapsed"], params["budget"]))
+             "budget" % (", ".join(escape(r) for r in report["roots"]), report["elapsed"], budget))
     fail_msg = None
     if report["errors"]:
         fail_msg = errors_text(report, "file(s) could not be processed")

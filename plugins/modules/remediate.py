@@ -89,8 +89,10 @@ options:
     description: Group (name or gid) for O(owner). Default is O(owner)'s primary group.
     type: str
   budget:
-    description: Seconds the walk may take, and each step of each sandbox sweep (0 = no limit); a walk cut short fails its fixes.
-    type: float
+    description:
+      - Seconds the walk may take, and each step of each sandbox sweep (0 = no limit); a walk cut short fails its fixes.
+      - A finite number of seconds, V(0) or more; NaN, infinity, negatives and words fail the task with the library's one budget message.
+    type: raw
     default: 10
   max_listed:
     description: Files listed per walk fix at most (the counts cover everything).
@@ -264,7 +266,6 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.audit_module
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import (
     exit_report,
-    fail,
     input_errors_fail,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._fleet import (
@@ -303,8 +304,6 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, required_by={"group": "owner"})
     p = module.params
-    if p["budget"] < 0:
-        fail(module, "budget must be 0 (no limit) or a positive number of seconds, got %s" % p["budget"])
     owner = resolve_owner(module, as_value(p["owner"]), as_value(p["group"]))
     with input_errors_fail(module):
         request, settings = host_inputs(p, remediate.SETTING_DEFAULTS, {"task_dirs": True}, owner=owner,

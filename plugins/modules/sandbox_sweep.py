@@ -63,8 +63,10 @@ options:
     type: bool
     default: true
   budget_per_step:
-    description: Seconds each step may take, per sandbox. V(0) means no limit.
-    type: float
+    description:
+      - Seconds each step may take, per sandbox. V(0) means no limit.
+      - A finite number of seconds, V(0) or more; NaN, infinity, negatives and words fail the task with the library's one budget message.
+    type: raw
     default: 10
   fail_on_warnings:
     description:
@@ -226,14 +228,14 @@ containers:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.owner import resolve_owner
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module import exit_report, fail, input_errors_fail
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxes_module import (
     SANDBOX_ARGUMENT_SPEC,
     connect_or_fail,
     runner_providers,
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard import sweep
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.inputs import as_list, budget
 
 
 def main():
@@ -244,21 +246,21 @@ def main():
         owner=dict(type="str"),
         group=dict(type="str"),
         return_ownership=dict(type="bool", default=True),
-        budget_per_step=dict(type="float", default=sweep.DEFAULT_BUDGET_PER_STEP_S),
+        budget_per_step=dict(type="raw", default=sweep.DEFAULT_BUDGET_PER_STEP_S),  # the library decides
         fail_on_warnings=dict(type="bool", default=False),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            required_if=[("method", "container", ("image",))], required_by={"group": "owner"})
     p = module.params
-    if p["budget_per_step"] < 0:
-        fail(module, "budget_per_step must be 0 (no limit) or more, got %s" % p["budget_per_step"])
+    with input_errors_fail(module):
+        budget_per_step = budget(p["budget_per_step"], "budget_per_step")
     owner = resolve_owner(module, p["owner"], p["group"])
     client = connect_or_fail(module)
     try:
         result = sweep.sweep(
             client, as_list(p["hermes_home"]), p["sandbox_dir"], as_list(p["roots"]),
             as_list(p["containers"]) or None, p["include_stopped"], p["method"], p["image"], owner,
-            p["budget_per_step"], dry_run=module.check_mode, chown=p["return_ownership"],
+            budget_per_step, dry_run=module.check_mode, chown=p["return_ownership"],
             providers=runner_providers(p))
     except Exception as exc:  # engine errors, a named container that does not exist
         fail(module, str(exc))

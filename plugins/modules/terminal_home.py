@@ -205,13 +205,13 @@ from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard
 )
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.errors import InputError
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._core.text import escape
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._terminal.configure import (
+    configure_terminal_homes,
+)
 from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard._terminal.eval_tools import (
     remove_eval_tools,
 )
-from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import (
-    configure_terminal_home,
-    install_eval_tools,
-)
+from ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard.home_mode import install_eval_tools
 
 
 def remove_tools(module, bin_dir):
@@ -252,19 +252,10 @@ def main():
         remove_tools(module, p["bin_dir"])
     if not p["hermes_home"]:
         fail(module, "hermes_home is empty: give the Hermes home directory (or a list of them)")
-    reports, failures = [], []
-    for hermes_home in p["hermes_home"]:
-        # a refused home is reported after the others were configured, never instead of them
-        try:
-            reports.append(configure_terminal_home(
-                hermes_home, p["mode"], where=p["where"], include_profiles=p["profiles"],
-                create_profile_home=p["create_profile_home"], dry_run=module.check_mode,
-            ))
-        except InputError as exc:
-            failures.append(str(exc))
-        except OSError as exc:
-            failures.append("%s: %s" % (exc.filename or hermes_home, exc.strerror or exc))
-    failures = list(dict.fromkeys(failures))
+    # a refused home is reported after the others were configured, never instead of them
+    done = configure_terminal_homes(p["hermes_home"], p["mode"], where=p["where"], include_profiles=p["profiles"],
+                                    create_profile_home=p["create_profile_home"], dry_run=module.check_mode)
+    reports, failures = done["reports"], list(dict.fromkeys(done["failures"]))
     if not reports:
         fail(module, "; ".join(failures))
     result = {

@@ -125,7 +125,7 @@ def test_chown_to_lines_show_the_owner_after_the_change(sandbox, dry_run, owner,
     (["scan", "/etc"], "/etc: refusing a system path"),
     (["strip", "relative"], "relative: relative path"),
     (["scan", "/nonexistent-sandbox"], "/nonexistent-sandbox: does not exist"),
-    (["scan", "--budget", "soon", "/tmp"], "--budget 'soon'"),
+    (["scan", "--budget", "soon", "/tmp"], "--budget must be a finite number of seconds, 0 (no limit) or more; not 'soon'"),  # noqa: E501
     (["strip", "--chown-to", "no-such-user-sgtest", "/tmp"], "--chown-to owner 'no-such-user-sgtest': no such user"),
     (["strip", "--chown-to", ":0", "/tmp"], "--chown-to ':0': name the user too"),
 ])

@@ -149,3 +149,58 @@ def test_bad_option_values_fail_the_module_with_a_message_naming_the_option(sand
     assert result.get("failed") and words in result["msg"], result
     assert "Traceback" not in result.get("module_stderr", "")
     assert os.stat(suid).st_mode & 0o7777 == 0o6755
+
+
+# -- the budget rule (issue 29): the modules' argument specs defer to the library's one rule
+# (sandboxguard._core.inputs.budget), and its message is the task's failure, word for word.
+
+BUDGET_PLAY = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+%s
+"""
+BUDGET_TASK = """    - name: "%(id)s"
+      sandboxguard.boundary.%(module)s: %(args)s
+      check_mode: true
+      ignore_errors: true
+"""
+BUDGET_MODULES = {  # module -> (its budget option, the other options it needs)
+    "setid_strip": ("budget", {}),
+    "file_caps": ("budget", {"state": "query"}),
+    "audit_info": ("budget", {"checks": ["privileged_files"]}),
+    "remediate": ("budget", {"fixes": ["privileged_files"]}),
+    "sandbox_sweep": ("budget_per_step", {"docker_host": "unix:///nonexistent-one29.sock"}),
+}
+
+
+def test_every_module_refuses_a_bad_budget_with_the_librarys_message_and_takes_0_and_10(sandbox, tmp_path):
+    root, suid = sandbox[:2]
+    cases, tasks = {}, []
+    for module, (option, more) in sorted(BUDGET_MODULES.items()):
+        for value in ("nan", "inf", "-1", "abc", "", "0", "10"):
+            name = "%s %s=%r" % (module, option, value)
+            cases[name] = (module, option, value)
+            args = dict(more, paths=[str(root)], **{option: value})
+            if module == "sandbox_sweep":
+                args = dict(more, hermes_home=[str(tmp_path / "hermes")], **{option: value})
+            tasks.append(BUDGET_TASK % {"id": name, "module": module, "args": json.dumps(args)})
+    (tmp_path / "play.yml").write_text(BUDGET_PLAY % "".join(tasks))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(TOP, ".cache", "collections"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
+                           "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable,
+                           str(tmp_path / "play.yml")], capture_output=True, text=True, env=env, timeout=600,
+                          check=False)
+    results = {t["task"]["name"]: t["hosts"]["localhost"] for t in json.loads(proc.stdout)["plays"][0]["tasks"]}
+    for name, (module, option, value) in cases.items():
+        result = results[name]
+        refused = "%s must be a finite number of seconds, 0 (no limit) or more; not %r" % (option, value)
+        if value in ("0", "10"):
+            assert refused not in result.get("msg", ""), (name, result.get("msg"))
+            if module in ("setid_strip", "file_caps", "audit_info"):
+                assert not result.get("failed"), (name, result.get("msg"))
+        else:
+            assert result.get("failed") and result["msg"] == refused, (name, result.get("msg"))
+    assert os.stat(suid).st_mode & 0o7777 == 0o6755  # check mode throughout

@@ -254,6 +254,8 @@ def test_role_on_a_host_without_systemd_says_what_to_switch_off(tmp_path, host):
     assert failed.get("failed") and "sandbox_sweep_watch_events: false" in failed["msg"]
 
 
+# the library's budget rule (sandboxguard._core.inputs.budget), its message through the role's filter
+BUDGET_REFUSED = "sandbox_sweep_budget_per_step must be a finite number of seconds, 0 (no limit) or more; not '%s'"
 RULES = {  # variables that break one rule -> (the task that stops, words of its message)
     "nothing to sweep": ({"sandbox_sweep_hermes_homes": " , "},
                          "Check something to sweep is named", "nothing to sweep. Name it with"),
@@ -261,10 +263,8 @@ RULES = {  # variables that break one rule -> (the task that stops, words of its
                         "Check every path of the scope is absolute", "srv/sandboxes: give absolute paths"),
     "container without an image": ({"sandbox_sweep_method": "container"},
                                     "Check the container method has an image", "needs sandbox_sweep_image"),
-    "a negative budget": ({"sandbox_sweep_budget_per_step": "-1"},
-                          "Check the budget is a number of seconds", "'-1' is not a number of seconds"),
-    "a budget of nan": ({"sandbox_sweep_budget_per_step": "nan"},
-                        "Check the budget is a number of seconds", "'nan' is not a number of seconds"),
+    **{"a budget of %s" % bad: ({"sandbox_sweep_budget_per_step": bad}, "Check the budget is a number of seconds",
+                                 BUDGET_REFUSED % bad) for bad in ("-1", "nan", "inf", "abc")},
     "a group without an owner": ({"sandbox_sweep_group": "staff"},
                                  "Check a group comes with an owner", "'staff' needs sandbox_sweep_owner"),
 }

@@ -30,7 +30,7 @@ import time
 from . import docker_engine
 from . import report as envelope
 from . import strip as stripmod
-from ._core import safefs
+from ._core import inputs, safefs
 from ._core.text import escape
 from ._privileged import engine_events, sandboxes
 from ._privileged import scope as _scopemod
@@ -228,6 +228,7 @@ def sweep(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), names=None,
     owner, method, changed, steps[]).
     """
     _check_method(method, image)
+    budget_per_step = inputs.budget(budget_per_step, "budget_per_step")
     started = time.monotonic()
     own = scope is None
     if own:
@@ -386,6 +387,7 @@ def watch(client, hermes_homes=(), sandbox_dir=None, extra_roots=(), method="nat
     ``providers``: more scope providers (derive_roots).
     """
     _check_method(method, image)
+    budget_per_step = inputs.budget(budget_per_step, "budget_per_step")
     emit = emit or (lambda event: None)
     stop = stop if stop is not None else threading.Event()
     request = request_of(hermes_homes, sandbox_dir, extra_roots, None, False, providers, task_dirs=False)

@@ -32,7 +32,7 @@ import time
 
 from .. import report as envelope
 from .. import strip as stripmod
-from .._core import defaults
+from .._core import defaults, inputs
 from .._core.text import escape
 from .._privileged import scope as _scopemod
 from .._walk.fileops import CHOWN_FROM_OTHERS
@@ -62,20 +62,9 @@ def _result(status, findings=(), reason=None, errors=(), roots=(), complete=None
 
 
 def _verdict(findings, errors, complete=True, reason=None, **details):
-    """findings if anything was found; error if something could not be looked at; else clean."""
-    if findings:
-        status = audit_record.FINDINGS
-    elif errors or not complete:
-        status = audit_record.ERROR
-        if reason is None:
-            first = errors[0] if errors else None
-            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
-                      else "the check did not complete")
-            if len(errors) > 1:
-                reason += " (and %d more error(s))" % (len(errors) - 1)
-    else:
-        status = audit_record.CLEAN
-    return _result(status, findings, reason, errors, complete=complete and not errors, **details)
+    """A check's result by the one verdict (audit_record.verdict): findings, error or clean."""
+    status, reason, complete = audit_record.verdict(findings, errors, complete, reason)
+    return _result(status, findings, reason, errors, complete=complete, **details)
 
 
 def _error(op, path, error):
@@ -471,6 +460,7 @@ class Settings:
         if unknown:
             raise TypeError("unknown setting(s): %s" % ", ".join(unknown))
         self.__dict__.update(dict(known, **values))
+        self.budget = inputs.budget(self.budget)  # InputError before any check runs
 
     def __repr__(self):
         return "Settings(%s)" % ", ".join("%s=%r" % item for item in sorted(self.__dict__.items()))

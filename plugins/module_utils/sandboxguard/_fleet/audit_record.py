@@ -18,6 +18,8 @@ where a selected check was ``not_checked`` (or where no check was selected) is
 ``not_audited``, unless a check found something or could not run.
 """
 
+from .._core.text import escape
+
 CHECKS = ("privileged_files", "home_mode", "leaks", "bwrap", "runtime")
 FINDINGS, CLEAN, ERROR, SKIPPED, UNREACHABLE = "findings", "clean", "error", "skipped", "unreachable"
 NOT_CHECKED, NOT_AUDITED = "not_checked", "not_audited"
@@ -25,6 +27,33 @@ CHECK_STATUSES = (FINDINGS, CLEAN, ERROR, NOT_CHECKED, SKIPPED)
 # worst first: the order of the reports
 HOST_STATUSES = (UNREACHABLE, FINDINGS, ERROR, NOT_AUDITED, CLEAN)
 NOTHING_SELECTED = "no check selected (boundary_audit_checks, tags): nothing was audited"
+# a fix's status (remediate): the check's verdict turned into what was done
+FIX_CHANGED, FIX_OK, FIX_FAILED = "changed", "ok", "failed"
+
+
+def verdict(found, errors, complete=True, reason=None, kind="check"):
+    """(status, reason, complete): the one verdict of a check (*kind* ``check``: ``findings``,
+    ``error``, ``clean``) or of a fix (``fix``: ``failed``, ``changed``, ``ok``) from what
+    it found (or changed), its *errors* (envelope entries) and whether it saw everything.
+
+    Fail closed: anything not seen (errors, not *complete*) is never clean nor ok, and the
+    returned *complete* is False. A check that found something is ``findings`` even so (the
+    finding stands; the report carries the errors); a fix with an error is ``failed`` even
+    where it changed something. A failure without a *reason* gets the first error's path
+    and message (and how many more), or that it did not complete. ``not_checked`` and
+    ``skipped`` are decided before anything runs (audit._not_checked, the selection)."""
+    failed = bool(errors) or not complete
+    if kind == "check":
+        status = FINDINGS if found else ERROR if failed else CLEAN
+    else:
+        status = FIX_FAILED if failed else FIX_CHANGED if found else FIX_OK
+    if status in (ERROR, FIX_FAILED) and reason is None:
+        first = errors[0] if errors else None
+        reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
+                  else "the %s did not complete" % kind)
+        if len(errors) > 1:
+            reason += " (and %d more error(s))" % (len(errors) - 1)
+    return status, reason, complete and not errors
 
 
 def set_hint(*names):

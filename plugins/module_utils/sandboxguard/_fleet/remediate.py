@@ -28,7 +28,6 @@ own, an engine error) or reports errors, or does not complete, is ``failed``; th
 run all the same. The host's envelope lists the sections under ``fixes`` and the failed ones
 under ``failed``. *dry_run* changes nothing and reports what each fix would change.
 """
-import os
 import time
 
 from .. import report as envelope
@@ -38,14 +37,14 @@ from .._privileged import scope as _scopemod
 from .._walk.fileops import CHOWN_FROM_OTHERS, OPTION_DEFAULTS, check_owner
 from .._walk.walk import new_report
 from ..errors import InputError
-from . import audit
+from . import audit, audit_record
 
 FIXES = ("ownership", "setid", "caps", "sandboxes", "home_mode", "leaks")
 WALK_FIXES = ("ownership", "setid", "caps")
 # The single-step module of each fix (what a user who wants one step runs instead).
 MODULE_OF = {"ownership": "setid_strip", "setid": "setid_strip", "caps": "setid_strip",
              "sandboxes": "sandbox_sweep", "home_mode": "terminal_home", "leaks": "leaks_remove"}
-CHANGED, OK, FAILED, SKIPPED = "changed", "ok", "failed", "skipped"
+CHANGED, OK, FAILED, SKIPPED = audit_record.FIX_CHANGED, audit_record.FIX_OK, audit_record.FIX_FAILED, "skipped"
 STATUSES = (CHANGED, OK, FAILED, SKIPPED)
 # The walk's actions, and the file actions (an entry's ``actions``) of each walk fix: the setid
 # fix also makes device nodes harmless (root-owned, mode 0000), as the sweep's setid step does.
@@ -64,18 +63,10 @@ def _skipped(fix, dry_run, reason):
 
 
 def _verdict(section, reason=None):
-    """Set the section's status from its envelope: failed (errors, or not complete), changed, ok."""
-    if section["errors"] or not section["complete"]:
-        section["status"] = FAILED
-        if reason is None:
-            first = section["errors"][0] if section["errors"] else None
-            reason = ("%s: %s" % (escape(first["path"] or ""), first["error"]) if first
-                      else "the fix did not complete")
-            if len(section["errors"]) > 1:
-                reason += " (and %d more error(s))" % (len(section["errors"]) - 1)
-        section["complete"] = False
-    else:
-        section["status"] = CHANGED if section["changed"] else OK
+    """Set the section's status from its envelope by the one verdict (audit_record.verdict):
+    failed (errors, or not complete), changed, ok."""
+    section["status"], reason, section["complete"] = audit_record.verdict(
+        section["changed"], section["errors"], section["complete"], reason, kind="fix")
     if reason is not None:
         section["reason"] = reason
     return section
@@ -220,9 +211,10 @@ def _sandboxes_fix(found, request, settings):
 # --- home_mode ------------------------------------------------------------------------------
 
 def _home_fix(hermes_homes, mode, where, profiles, create_profile_home, dry_run):
-    """TERMINAL_HOME_MODE in every Hermes home present (configure_terminal_home, one home at a
-    time: a refused home is an error of this fix after the other homes were configured)."""
+    """TERMINAL_HOME_MODE in every Hermes home present (configure_terminal_homes: a refused home
+    is an error of this fix after the other homes were configured)."""
     from .. import home_mode as hm  # noqa: PLC0415
+    from .._terminal.configure import configure_terminal_homes  # noqa: PLC0415
 
     if not mode:
         return _skipped("home_mode", dry_run, "no mode asked for (home_mode, sandboxguard_home_mode)")
@@ -230,19 +222,12 @@ def _home_fix(hermes_homes, mode, where, profiles, create_profile_home, dry_run)
         return _skipped("home_mode", dry_run, "no Hermes home given")
     section = _section("home_mode", dry_run, hermes_homes, mode=hm.normalize_mode(mode), homes=[], absent=[],
                        diff=[])
-    for home in hermes_homes:
-        if not os.path.lexists(home):
-            section["absent"].append(home)
-            continue
-        try:
-            report = hm.configure_terminal_home(home, mode, where=where, include_profiles=profiles,
-                                                create_profile_home=create_profile_home, dry_run=dry_run)
-        except InputError as exc:
-            envelope.add_error(section, home, "configure", str(exc))
-            continue
-        except OSError as exc:
-            envelope.add_error(section, exc.filename or home, "configure", exc)
-            continue
+    done = configure_terminal_homes(hermes_homes, mode, where=where, include_profiles=profiles,
+                                    create_profile_home=create_profile_home, dry_run=dry_run, skip_absent=True)
+    section["absent"] = done["absent"]
+    for entry in done["errors"]:
+        envelope.add_error(section, entry["path"], entry["op"], entry["error"])
+    for report in done["reports"]:
         keys = ("changed", "complete", "errors", "warnings", "homes", "diff")
         envelope.merge(section, {key: report[key] for key in keys})
     return _verdict(section)

@@ -24,6 +24,8 @@ plugins ``as_list``, ``as_bool`` and ``as_value`` are the same functions):
   ``0`` stays 0 where Jinja's ``default(x, true)`` would replace it).
 """
 
+import math
+
 from ..errors import InputError
 
 TRUE_WORDS = ("true", "yes", "on", "1", "y", "t")
@@ -103,3 +105,31 @@ def as_mode(value, name="mode"):
     if not 0 <= mode <= 0o777:
         raise InputError("%s %r: give octal permission bits such as '0644'" % (name, value))
     return mode
+
+
+def seconds(value, name, allow_zero=True, least=None):
+    """A finite number of seconds from a number or a numeric string (None: 0 where 0 is
+    allowed); InputError naming *name* (and *least*, what is allowed) for NaN, infinity, a
+    negative, a boolean, a blank or anything that is not a number (and 0 unless *allow_zero*)."""
+    if value is None and allow_zero:
+        return 0.0
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        least = least or ("0 or more" if allow_zero else "more than 0")
+        raise InputError("%s must be a finite number of seconds, %s; not %r" % (name, least, value))
+    return number
+
+
+def budget(value, name="budget", default=None):
+    """The budget rule, the one every entry point applies (the walk's options, the modules'
+    ``budget``/``budget_per_step``, the CLI's ``--budget``/``--budget-per-step``, the roles'
+    ``budget`` filter): a finite number of seconds, 0 or more, 0 meaning no limit; None is
+    *default* (None: 0, no limit). NaN, infinity, negatives, booleans, blanks and words are
+    refused with one InputError: ``<name> must be a finite number of seconds, 0 (no limit)
+    or more; not <value>``."""
+    if value is None and default is not None:
+        value = default
+    return seconds(value, name, least="0 (no limit) or more")

@@ -3,12 +3,15 @@
 """PRIVATE to the library and the collection.
 
 configure_terminal_home: TERMINAL_HOME_MODE written into a Hermes home and its profiles
-(config.yaml, .env), and the profile home made, everything through descriptors.
+(config.yaml, .env), and the profile home made, everything through descriptors;
+configure_terminal_homes: the same for several homes (the terminal_home module, remediate).
 """
 import os
 
+from .. import report as envelope
 from .._core import defaults, safefs
 from .._core.text import escape
+from ..errors import InputError
 from .dirs import _set_mode_at
 from .modes import MODE_ENV, PRIVATE_DIR_MODE, PROFILE_HOME_DIR, HomeModeError, norm_path, normalize_mode
 
@@ -150,6 +153,35 @@ def configure_terminal_home(hermes_home, mode, where=DEFAULT_WHERE, include_prof
     report["previous"] = report["homes"][0]["previous"] if report["homes"] else None
     report["config_path"] = report["homes"][0]["config_path"] if report["homes"] else None
     return report
+
+
+def configure_terminal_homes(homes, mode, where=DEFAULT_WHERE, include_profiles=True, create_profile_home=True,
+                             dry_run=False, skip_absent=False):
+    """configure_terminal_home for each of *homes*, one at a time: a home that is refused or
+    fails is an error of its own after the others were configured, never instead of them.
+
+    Returns ``reports`` (configure_terminal_home's report of each home configured, in
+    order), ``errors`` (``{path, op: configure, error}`` of each home that failed),
+    ``failures`` (the same, one line each for people: the refusal's own message, or the
+    path and the system's error) and ``absent`` (with *skip_absent*: the homes that do not
+    exist, left alone rather than failed: remediate configures the homes present)."""
+    result = {"reports": [], "errors": [], "failures": [], "absent": []}
+    for home in homes:
+        if skip_absent and not os.path.lexists(home):
+            result["absent"].append(home)
+            continue
+        try:
+            result["reports"].append(configure_terminal_home(
+                home, mode, where=where, include_profiles=include_profiles,
+                create_profile_home=create_profile_home, dry_run=dry_run))
+        except InputError as exc:
+            result["errors"].append(envelope.error_entry(home, "configure", str(exc)))
+            result["failures"].append(str(exc))
+        except OSError as exc:
+            path = exc.filename or home
+            result["errors"].append(envelope.error_entry(path, "configure", exc.strerror or str(exc)))
+            result["failures"].append("%s: %s" % (escape(path), exc.strerror or exc))
+    return result
 
 
 def _configure_home(fd, st, entry, targets, mode, dry_run, create_profile_home, report):

@@ -14,12 +14,12 @@ given as a root and the real-time guard all go through it). ``StripOptions`` hol
 every option of a strip, validated once. Touches the system where a name says so.
 """
 import errno
-import math
 import os
 import stat
 
 from .. import caps as capsmod
 from .. import report as envelope
+from .._core import inputs
 from ..errors import InputError
 
 DEFAULT_BUDGET_S = 10.0
@@ -142,8 +142,8 @@ class StripOptions:
             raise InputError("caps_method must be one of %s, not %r" % (", ".join(CAPS_METHODS), self.caps_method))
         if self.hardlinks not in HARDLINK_POLICIES:
             raise InputError("hardlinks must be one of %s, not %r" % (", ".join(HARDLINK_POLICIES), self.hardlinks))
-        self.budget = _seconds("budget", self.budget, allow_zero=True)
-        self.progress_interval = _seconds("progress_interval", self.progress_interval, allow_zero=True)
+        self.budget = inputs.budget(self.budget)
+        self.progress_interval = inputs.seconds(self.progress_interval, "progress_interval")
         if isinstance(self.max_listed, bool) or not isinstance(self.max_listed, int) or self.max_listed < 0:
             raise InputError("max_listed must be a whole number 0 or more, not %r" % (self.max_listed,))
         if "chown" in self.actions:
@@ -170,20 +170,6 @@ class StripOptions:
         self.do_device = "device" in self.actions
         self.skip_hardlinks = self.hardlinks == "skip"
         self.links_protected = hardlinks_protected()
-
-
-def _seconds(name, value, allow_zero):
-    """A finite number of seconds (None: 0 where 0 means no limit); ValueError names `name`."""
-    if value is None and allow_zero:
-        return 0.0
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = float("nan")
-    if isinstance(value, bool) or not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
-        least = "0 or more" if allow_zero else "more than 0"
-        raise InputError("%s must be a finite number of seconds, %s; not %r" % (name, least, value))
-    return number
 
 
 def check_owner(chown_to):

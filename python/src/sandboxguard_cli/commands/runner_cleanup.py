@@ -21,11 +21,10 @@ The contract a role (runner_cleanup) and a sudoers rule build on:
   roles' install directory) under ``python3 -I``. The sudoers rule names the helper and DIR and nothing else:
   ``gh ALL=(root) NOPASSWD: /usr/local/sbin/sandboxguard-runner-cleanup /home/gh/actions-runner``.
 """
-import math
 import os
 
 from sandboxguard import strip as stripmod
-from sandboxguard._core import defaults
+from sandboxguard._core import defaults, inputs
 from sandboxguard._core.text import escape
 from sandboxguard._privileged import runners as runnersmod
 
@@ -41,16 +40,6 @@ HELP = ("As root, give everything under the work folder of the GitHub runner ins
         % defaults.RUNNER_CLEANUP_HELPER)
 
 
-def _budget(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or value < 0:
-        raise UsageError("--budget %r: give a finite number of seconds, 0 (no limit) or more" % text)
-    return value
-
-
 def register(subparsers):
     parser = subparsers.add_parser(
         "runner-cleanup", help="give a GitHub runner's work folder back to the runner user (root)",
@@ -64,7 +53,7 @@ def register(subparsers):
 
 
 def run_cleanup(args):
-    budget = _budget(args.budget)
+    budget = inputs.budget(args.budget, "--budget")
     if os.geteuid() != 0:
         raise UsageError("runs as root: a job-completed hook calls it through sudo and %s %s"
                          % (defaults.RUNNER_CLEANUP_HELPER, escape(args.runner_dir)))

@@ -1,12 +1,12 @@
 # Copyright (c) sandboxguard contributors
 # SPDX-License-Identifier: Apache-2.0
 """`sandboxguard scan` and `sandboxguard strip`: privileged files under sandbox directories."""
-import math
 import signal
 import sys
 
 from sandboxguard import owners
 from sandboxguard import strip as stripmod
+from sandboxguard._core import inputs
 from sandboxguard._core.text import escape
 from sandboxguard._walk.fileops import (
     CAPS_METHODS,
@@ -19,16 +19,6 @@ from sandboxguard.roots import RootRefused
 
 from .. import output
 from ..main import UsageError
-
-
-def _budget(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError("--budget %r: give seconds as a number (0 for no limit)" % text) from None
-    if not math.isfinite(value) or value < 0:
-        raise UsageError("--budget %s: give a finite number of seconds, 0 (no limit) or more" % text)
-    return value
 
 
 def _owner(text):
@@ -46,16 +36,6 @@ def _count(option, text):
         value = -1
     if value < 0:
         raise UsageError("%s %r: give a whole number, 0 or more" % (option, text))
-    return value
-
-
-def _interval(option, text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or value < 0:
-        raise UsageError("%s %r: give a finite number of seconds, 0 or more" % (option, text))
     return value
 
 
@@ -143,11 +123,11 @@ def _run_walk(args, walk, **kwargs):
     progress = None if args.json else _progress()
     try:
         report = walk(
-            args.paths, budget=_budget(args.budget),
+            args.paths, budget=inputs.budget(args.budget, "--budget"),
             max_listed=_count("--max-listed", args.max_listed),
             prune_mounts=not args.cross_mounts, one_file_system=not args.cross_mounts,
             progress=progress,
-            progress_interval=_interval("--progress-interval", args.progress_interval), **kwargs)
+            progress_interval=inputs.seconds(args.progress_interval, "--progress-interval"), **kwargs)
     except RootRefused as exc:
         raise UsageError(str(exc)) from None
     except ValueError as exc:

@@ -10,6 +10,7 @@ import threading
 from sandboxguard import docker_engine, owners
 from sandboxguard import report as envelope
 from sandboxguard import sweep as sweepmod
+from sandboxguard._core import inputs
 from sandboxguard._core.text import escape, one_line
 
 from .. import output, runner_options, textfile
@@ -40,7 +41,7 @@ def _scope_args(parser):
                         help="ownership return target, names or ids; USER alone means its primary group "
                              "(default: each sandbox's owner)")
     parser.add_argument("--no-chown", action="store_true", help="skip ownership return")
-    parser.add_argument("--budget-per-step", type=float, default=sweepmod.DEFAULT_BUDGET_PER_STEP_S, metavar="S",
+    parser.add_argument("--budget-per-step", default=str(sweepmod.DEFAULT_BUDGET_PER_STEP_S), metavar="S",
                         help="seconds for each step (default %(default)s; 0 = none)")
     parser.add_argument("--docker-host", metavar="URL",
                         help="engine URL, Docker's or Podman's (default: every engine present: DOCKER_HOST, "
@@ -104,19 +105,28 @@ def _connect(args, watching=False):
 
 
 def _check(args):
+    """The options sweep and watch share, checked before anything runs (--budget-per-step by the
+    library's budget rule, made a number here)."""
     if args.method == "container" and not args.image:
         raise UsageError("--method container needs --image (busybox or a Debian slim image you trust)")
+    args.budget_per_step = inputs.budget(args.budget_per_step, "--budget-per-step")
+
+
+def _engine(args, metrics, watching=False):
+    """The engine client, or None once an engine that did not answer is in the textfile (if any)."""
+    client = _connect(args, watching=watching)
+    if client is None and metrics is not None:
+        metrics.state["errors"]["engine"] = 1
+        metrics.state["engines"] = {args.docker_host or "auto": 0}
+        _write(metrics, args.command)
+    return client
 
 
 def run_sweep(args):
     _check(args)
     metrics = textfile.open_for(args, "sweep")
-    client = _connect(args)
+    client = _engine(args, metrics)
     if client is None:
-        if metrics is not None:
-            metrics.state["errors"]["engine"] = 1
-            metrics.state["engines"] = {args.docker_host or "auto": 0}
-            _write(metrics, args.command)
         return EXIT_FINDINGS
     result = sweepmod.sweep(
         client, _homes(args), args.sandbox_dir, args.root, args.container or None, not args.running_only,
@@ -286,12 +296,8 @@ class _WatchMetrics:
 def run_watch(args):
     _check(args)
     metrics = textfile.open_for(args, "watch")
-    client = _connect(args, watching=True)
+    client = _engine(args, metrics, watching=True)
     if client is None:
-        if metrics is not None:
-            metrics.state["errors"]["engine"] = 1
-            metrics.state["engines"] = {args.docker_host or "auto": 0}
-            _write(metrics, args.command)
         return EXIT_FINDINGS
     emit, watcher = _print_event, None
     if metrics is not None:
