@@ -121,11 +121,7 @@ def daemon_json(text, profile, state="present"):
             raise seccomp.SeccompError("daemon.json is not a JSON object: fix it by hand first")
     previous = doc.get(DAEMON_KEY)
     if state == "absent":
-        if previous is None:
-            return text, previous, warnings
-        if previous != profile:
-            warnings.append("daemon.json's seccomp-profile is %s, not sandboxguard's %s: left in place"
-                            % (escape(str(previous)), escape(profile)))
+        if previous is None or _foreign(previous, profile, "daemon.json's seccomp-profile", warnings):
             return text, previous, warnings
         doc.pop(DAEMON_KEY)
     else:
@@ -192,11 +188,7 @@ def containers_conf(text, profile, state="present"):
     previous = found[1] if found else None
     warnings = []
     if state == "absent":
-        if found is None:
-            return text, previous, warnings
-        if previous != profile:
-            warnings.append("containers.conf's seccomp_profile is %s, not sandboxguard's %s: left in place"
-                            % (escape(str(previous)), escape(profile)))
+        if found is None or _foreign(previous, profile, "containers.conf's seccomp_profile", warnings):
             return text, previous, warnings
         del lines[found[0]]
     else:
@@ -215,3 +207,12 @@ def containers_conf(text, profile, state="present"):
             lines += ["[%s]" % PODMAN_TABLE, line]
             trailing = True
     return "\n".join(lines) + ("\n" if trailing else ""), previous, warnings
+
+
+def _foreign(previous, profile, what, warnings):
+    """True, with a warning, when a place names another profile than sandboxguard's: taking
+    the prevention out leaves an operator's own setting in place (pure)."""
+    if previous == profile:
+        return False
+    warnings.append("%s is %s, not sandboxguard's %s: left in place" % (what, escape(str(previous)), escape(profile)))
+    return True
