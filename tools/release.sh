@@ -9,7 +9,8 @@
 #   2. writes changelogs/fragments/VERSION.yml with a release_summary unless one exists
 #      (edit it first for a better summary: SANDBOXGUARD_RELEASE_SUMMARY="..." sets it);
 #   3. bumps the version in galaxy.yml, python/pyproject.toml and the library's __version__
-#      (and its module_utils copy, tools/sync_module_utils.py), and the pinned examples in README.md and docs/awx.md;
+#      (and its module_utils copy, tools/sync_module_utils.py), the man page and completions (tools/cli_docs.py),
+#      and the pinned examples in README.md and docs/awx.md;
 #   4. antsibull-changelog release: changelogs/changelog.yaml gets the release with every
 #      fragment, CHANGELOG.rst is regenerated, the fragments are removed (keep_fragments: false);
 #   5. builds sandboxguard-boundary-VERSION.tar.gz into .cache/release/ and runs
@@ -71,6 +72,8 @@ sed -i "s/^version: .*/version: $version/" galaxy.yml
 sed -i "s/^version = \".*\"/version = \"$version\"/" python/pyproject.toml
 sed -i "s/^__version__ = \".*\"/__version__ = \"$version\"/" python/src/sandboxguard/__init__.py
 python3 tools/sync_module_utils.py >/dev/null
+# The man page and the completions name the version: generated again from the parser
+"$venv/bin/python" tools/cli_docs.py >/dev/null 2>&1 || python3 tools/cli_docs.py >/dev/null
 # The install examples pin the release (requirements.yml `version:` lines, the tarball name)
 pinned=(README.md docs/awx.md)
 sed -i -E "s/^( *version: )[0-9]+\.[0-9]+\.[0-9]+\$/\1$version/; s/sandboxguard-boundary-[0-9]+\.[0-9]+\.[0-9]+\.tar\.gz/sandboxguard-boundary-$version.tar.gz/g" "${pinned[@]}"
@@ -97,7 +100,7 @@ fi
 
 if [ "$commit" = yes ]; then
   git add -A galaxy.yml "${pinned[@]}" python/pyproject.toml python/src/sandboxguard/__init__.py \
-    plugins/module_utils/sandboxguard/__init__.py changelogs CHANGELOG.rst
+    plugins/module_utils/sandboxguard/__init__.py changelogs CHANGELOG.rst python/share
   git commit -q -m "Release $version"
   git tag -a "$version" -m "sandboxguard.boundary $version"
   log "committed and tagged $version; push with: git push origin HEAD $version"

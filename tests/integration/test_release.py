@@ -123,6 +123,9 @@ def test_readme_pins_follow_the_release(scratch):
     assert tarballs and set(tarballs) == {version}  # every tarball the install steps name
     changed = git(scratch, "show", "--name-only", "--format=", "HEAD").split()
     assert "README.md" in changed and "docs/awx.md" in changed
+    # the man page and the completions carry the version too (generated again from the parser)
+    assert "sandboxguard %s" % version in (scratch / "python" / "share" / "man" / "man1" / "sandboxguard.1").read_text()
+    assert git(scratch, "status", "--porcelain") == ""
 
 
 def test_no_commit_leaves_the_release_for_review(scratch):

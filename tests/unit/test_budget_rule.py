@@ -114,7 +114,7 @@ def filters():
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "abc"])
 def test_the_roles_filter_is_the_same_rule(value):
-    from ansible.errors import AnsibleFilterError
+    AnsibleFilterError = pytest.importorskip("ansible.errors").AnsibleFilterError  # the controller's venv only
 
     budget = filters().budget
     with pytest.raises(AnsibleFilterError) as caught:
@@ -123,7 +123,7 @@ def test_the_roles_filter_is_the_same_rule(value):
 
 
 def test_the_roles_filter_leaves_a_blank_to_its_default_and_refuses_it_without_one():
-    from ansible.errors import AnsibleFilterError
+    AnsibleFilterError = pytest.importorskip("ansible.errors").AnsibleFilterError  # the controller's venv only
 
     budget = filters().budget
     assert budget("", "x", "") == "" and budget("  ", "x", 10) == 10
