@@ -148,6 +148,15 @@ def test_a_clean_fleet_exits_zero(fleet):
     assert {c["status"] for c in report["hosts"]["clean"]["checks"].values()} == {"clean", "skipped"}
 
 
+def test_a_check_name_that_is_not_one_fails_the_play_naming_the_choices(fleet):
+    """``sandboxguard_checks: privileged`` (the tag's name, not the check's) selected nothing and
+    the hosts came out not audited; the name is refused before any host is asked."""
+    rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_checks="privileged"), limit="clean")
+    assert rc != 0, out["stats"]
+    said = json.dumps(out)
+    assert "privileged_files" in said and "boundary_audit_checks" in said
+
+
 def test_a_host_whose_hermes_home_is_not_there_is_not_audited_and_fails_unless_allowed(fleet):
     rc, out = playbook(fleet, "audit", audit_vars(fleet, sandboxguard_checks="privileged_files,home_mode"),
                        limit="missing")

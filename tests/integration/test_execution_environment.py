@@ -206,7 +206,7 @@ def test_audit_runs_inside_the_execution_environment(ee_image, ee_fleet, tmp_pat
     (data / "env" / "extravars").write_text(yaml.safe_dump({
         "sandboxguard_paths": SANDBOXES, "sandboxguard_report_dir": "/runner/reports",
         # the check these hosts have inputs for (the others would be not_checked: the gate fails)
-        "sandboxguard_checks": "privileged", "sandboxguard_fail_on_findings": "false"}))
+        "sandboxguard_checks": "privileged_files", "sandboxguard_fail_on_findings": "false"}))
     proc = subprocess.run([os.path.join(BIN, "ansible-runner"), "run", str(data), "-p", "audit.yml", "--ident", "ee",
                            "--process-isolation", "--process-isolation-executable", "docker",
                            "--container-image", ee_image, "--container-option=--network=host"],
