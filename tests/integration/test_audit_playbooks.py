@@ -720,7 +720,7 @@ def test_an_audit_with_the_scope_forgotten_is_not_audited_fails_and_is_amber(tmp
     sarif = json.loads((fleet["reports"] / "boundary-audit.sarif").read_text())
     invocation = sarif["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False
-    assert len([n for n in invocation["toolExecutionNotifications"] if n["descriptor"]["id"] == "not_checked"]) == 4
+    assert len([n for n in invocation["toolExecutionNotifications"] if n["descriptor"]["id"] == "not_checked"]) == 5
     summary = [r["msg"] for name, r in _task_results(out, "forgot") if name.endswith("Show the fleet summary")]
     assert summary and "1 not audited" in summary[0] and "0 clean" in summary[0]
     assert "sandboxguard_hermes_homes" in summary[0], summary[0]
