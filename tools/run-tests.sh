@@ -212,9 +212,12 @@ unit_under() { # X.Y PYTHON -> run tests/unit with a venv of that Python (made o
 # The role-level files the newer cores leave out (docs/testing.md "The controller matrix"): each
 # runs a role through ansible-playbook several times to prove the role, which the 2.19 step and
 # molecule do; the modules those roles call run on every core in the module-level files.
+# The fleet playbooks run on every core from the built tarball (the `installed` layer), the fetch
+# action plugin in test_fetch_ansible_local.py; the transports' own files run once.
 controller_skip_default="tests/integration/test_sweep_role.py tests/integration/test_runner_cleanup_role.py
 tests/integration/test_prevent_role.py tests/integration/test_bwrap_role.py tests/integration/test_terminal_home_role.py
-tests/integration/test_engine_isolation.py"
+tests/integration/test_engine_isolation.py tests/integration/test_audit_playbooks.py tests/integration/test_fetch_ansible.py
+tests/integration/test_fetch_ansible_docker.py"
 integration() { # [VENV]: the whole directory with .venv, or the module-level tests with another controller
   local rc files
   if [ $# -gt 0 ]; then
