@@ -737,7 +737,8 @@ def test_an_audit_with_the_scope_forgotten_is_not_audited_fails_and_is_amber(tmp
                                          "sandboxguard_fail_on_findings": "false"})
     host = load(fleet["reports"] / "boundary-audit.json")["hosts"]["forgot"]
     assert host["status"] == "findings" and rc != 0, "findings only report, the checks not checked still fail"
-    assert host["not_checked"] == ["home_mode", "leaks", "bwrap", "runtime"], "a home owned by root names no agent account"
+    assert host["not_checked"] == ["home_mode", "leaks", "bwrap", "runtime"], (
+        "a home owned by root names no agent account")
 
 
 def test_engine_discovery_off_is_a_warning_of_the_host_on_the_console_and_in_every_report(fleet):
