@@ -271,18 +271,18 @@ def test_root_whose_path_is_swapped_for_a_symlink_after_start_is_swept_from_the_
         os.symlink(target, base / "sandboxes")  # ...and its name now leads outside
         held = make_file(base / "sandboxes.old" / "docker" / "t1" / "suid", 0o4755)
         assert any(e.name == b"suid" for e in queued_events(running))  # its events are lost: only a sweep finds it
-        running.guard.start_sweep(list(running.guard.roots.values()), "queue overflow")
+        running.guard.start_sweep(list(running.guard.rootset.roots.values()), "queue overflow")
         assert running.guard.wait_jobs(WAIT_S), running.logs
         assert mode_of(host_file) == 0o4755, "the sweep followed the symlinked path to a directory outside the roots"
         assert not privileged(held), running.logs  # the directory the guard proved and holds was swept
         assert [(r["path"], r["via"]) for r in running.records] == [(held, "sweep")]  # named where it is now
         # The rescan looks the name up again by the walker's rules: refused, and the old root dropped.
         running.guard.refresh_roots("rescan")
-        assert not running.guard.roots
+        assert not running.guard.rootset.roots
         refusals = [line for line in running.logs if line.startswith("refused root ")]
         assert refusals and "goes through a symlink" in refusals[0] and os.fspath(base / "sandboxes") in refusals[0]
         os.chmod(host_file, 0o4755)  # an event under the link's target: filtered, never fixed
-        running.guard.start_sweep(list(running.guard.roots.values()), "queue overflow")
+        running.guard.start_sweep(list(running.guard.rootset.roots.values()), "queue overflow")
         assert running.guard.wait_jobs(WAIT_S)
         settle(running)  # the chmod's event handed over and handled too
         assert mode_of(host_file) == 0o4755, "a file under the symlink's target was changed"
@@ -328,7 +328,7 @@ def test_tree_moved_in_and_swapped_for_a_symlink_before_its_walk_is_walked_from_
     dest = sandbox / "task" / "dist"
     os.rename(tree, dest)
     settle(guard, wait_jobs=False)
-    assert [job["kind"] for job in guard.guard.waiting] == ["tree"]
+    assert [job["kind"] for job in guard.guard.pool.waiting] == ["tree"]
     os.rename(dest, sandbox / "task" / "dist.moved")  # the tree moves on (its events are not handled)...
     os.symlink(decoy, dest)  # ...and its old name leads outside
     monkeypatch.setattr(guard.guard.pool, "max_jobs", 4)
@@ -350,7 +350,7 @@ def test_waiting_trees_beyond_the_bound_become_one_sweep_of_their_root(guard, sa
     for i in range(6):
         os.rename(outside / ("t%d" % i), sandbox / "task" / ("t%d" % i))
     settle(guard, wait_jobs=False)
-    kinds = [job["kind"] for job in guard.guard.waiting]
+    kinds = [job["kind"] for job in guard.guard.pool.waiting]
     assert kinds.count("tree") == 3 and kinds.count("sweep") == 1, kinds  # descriptors held: 3, not 6
     monkeypatch.setattr(guard.guard.pool, "max_jobs", 4)
     guard.guard.start_waiting()
@@ -382,7 +382,7 @@ def test_root_created_after_start_is_swept_then_guarded(tmp_path):
     late = tmp_path / "late" / "docker"
     running = Running([late], rescan_interval=0.2)
     try:
-        assert not running.guard.roots
+        assert not running.guard.rootset.roots
         late.mkdir(parents=True)
         before = make_file(late / "early-suid", 0o4755)  # written before the guard knew the root
         assert running.until(lambda: not privileged(before)), running.logs

@@ -161,7 +161,7 @@ def test_every_line_the_guard_logs_escapes_the_names_in_it(tmp_path):
 
     guard = guardmod.Guard(held_roots, lambda record: None, logged.append)
     guard.rootset.refresh(-1)  # no fanotify fd: the mark fails and the guard says so
-    [root] = guard.roots.values()
+    [root] = guard.rootset.roots.values()
     guard.pool._finish({"kind": "sweep", "paths": [root.path], "reason": "start", "read_at": None,
                         "started": 0.0, "chunks": [json.dumps({
                             "counts": {"files": 1, "setid": 0, "caps": 0, "errors": 1}, "complete": True,

@@ -12,7 +12,7 @@ import time
 from .. import report as envelope
 from .._core.text import escape
 from .cron import MAX_ENTRY_CHARS
-from .reading import finding, iter_lines, list_dir, read_chunks, read_regular
+from .reading import entries, finding, iter_lines, read_chunks, read_regular
 
 AT_SPOOL_DIRS = ("/var/spool/cron/atjobs", "/var/spool/at")
 _AT_NAME = re.compile(r"^([A-Za-z=])([0-9a-f]{5})([0-9a-f]{8})$")
@@ -62,38 +62,31 @@ def audit_at_spool(spool_dir, now=None, report=None, uid_names=None):
     now = time.time() if now is None else now
     report = envelope.new_report([]) if report is None else report
     uid_names = uid_names or {}
-    spool_fd, names = list_dir(spool_dir, report)
-    if spool_fd is None:
-        return []
     findings = []
-    try:
-        for name in names:
-            if name.startswith("."):  # .SEQ, the job counter
-                continue
-            path = os.path.join(spool_dir, name)
-            opened = read_regular(spool_fd, name, path, report)
-            if opened is None:
-                continue
-            fd, info = opened
-            try:
-                uid, command = _at_job_details(fd)
-            except OSError as exc:
-                envelope.add_error(report, path, "read", exc)
-                uid, command = None, None
-            finally:
-                os.close(fd)
-            uid = info.st_uid if uid is None else uid
-            match = _AT_NAME.match(name)
-            queue = match.group(1) if match else None
-            job = int(match.group(2), 16) if match else None
-            run_at = int(match.group(3), 16) * 60 if match else None
-            user = uid_names.get(uid)
-            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(run_at)) if run_at is not None else "?"
-            findings.append(finding(
-                "at_job", path, info, now, "at job %s for %s, runs at %s: %s" % (
-                    job, user or "uid %d" % uid, when, escape((command or "?").splitlines()[0][:200])),
-                user=user, job=job, queue=queue, run_at=run_at, running=queue == "=", entry=command,
-                job_uid=uid))
-    finally:
-        os.close(spool_fd)
+    for spool_fd, name, path in entries(spool_dir, report):
+        if name.startswith("."):  # .SEQ, the job counter
+            continue
+        opened = read_regular(spool_fd, name, path, report)
+        if opened is None:
+            continue
+        fd, info = opened
+        try:
+            uid, command = _at_job_details(fd)
+        except OSError as exc:
+            envelope.add_error(report, path, "read", exc)
+            uid, command = None, None
+        finally:
+            os.close(fd)
+        uid = info.st_uid if uid is None else uid
+        match = _AT_NAME.match(name)
+        queue = match.group(1) if match else None
+        job = int(match.group(2), 16) if match else None
+        run_at = int(match.group(3), 16) * 60 if match else None
+        user = uid_names.get(uid)
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(run_at)) if run_at is not None else "?"
+        findings.append(finding(
+            "at_job", path, info, now, "at job %s for %s, runs at %s: %s" % (
+                job, user or "uid %d" % uid, when, escape((command or "?").splitlines()[0][:200])),
+            user=user, job=job, queue=queue, run_at=run_at, running=queue == "=", entry=command,
+            job_uid=uid))
     return findings

@@ -16,7 +16,7 @@ import time
 from .. import report as envelope
 from .._core import defaults, safefs
 from .._core.text import escape
-from .reading import MAX_WALK_ENTRIES, finding, list_dir, lstat_at, open_dir, walk_under
+from .reading import MAX_WALK_ENTRIES, entries, finding, lstat_at, open_dir, walk_under
 
 RUNTIME_ROOT = "/run/user"
 TMP_DIR = defaults.TMP_DIR
@@ -124,32 +124,25 @@ def audit_tmp(tmp_dir=TMP_DIR, patterns=DEFAULT_TMP_PATTERNS, now=None, report=N
         missing = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), tmp_dir)
         envelope.add_error(report, tmp_dir, "listdir", missing)
         return []
-    fd, names = list_dir(tmp_dir, report)
-    if fd is None:
-        return []
     findings = []
-    try:
-        for name in names:
-            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
-                continue
-            path = os.path.join(tmp_dir, name)
-            info = lstat_at(fd, name, path, report)
-            if info is None:
-                continue
-            empty = None
-            if stat.S_ISDIR(info.st_mode):
+    for fd, name, path in entries(tmp_dir, report):
+        if not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+            continue
+        info = lstat_at(fd, name, path, report)
+        if info is None:
+            continue
+        empty = None
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                sub = safefs.open_dir_at(fd, name, path)
                 try:
-                    sub = safefs.open_dir_at(fd, name, path)
-                    try:
-                        empty = not safefs.list_dir_at(sub)
-                    finally:
-                        os.close(sub)
-                except (OSError, safefs.PathRefused):
-                    empty = None
-            item = finding("tmp_run_dir", path, info, now, "run directory left in %s" % escape(tmp_dir),
-                           user=uid_names.get(info.st_uid), empty=empty)
-            item["_sig"] = [info.st_ino, info.st_mtime_ns]
-            findings.append(item)
-    finally:
-        os.close(fd)
+                    empty = not safefs.list_dir_at(sub)
+                finally:
+                    os.close(sub)
+            except (OSError, safefs.PathRefused):
+                empty = None
+        item = finding("tmp_run_dir", path, info, now, "run directory left in %s" % escape(tmp_dir),
+                       user=uid_names.get(info.st_uid), empty=empty)
+        item["_sig"] = [info.st_ino, info.st_mtime_ns]
+        findings.append(item)
     return findings

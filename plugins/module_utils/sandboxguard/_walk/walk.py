@@ -178,24 +178,24 @@ class _Findings:
     hand-off of a flagged regular file to fileops.fix_at. A mixin of Walk."""
 
     def add_error(self, path, exc, op):
-        envelope.add_error(self.report, path, op, exc if isinstance(exc, OSError) else str(exc), self.max_listed)
+        envelope.add_error(self.report, path, op, exc if isinstance(exc, OSError) else str(exc), self.opts.max_listed)
 
     def add_finding(self, entry):
-        if len(self.report["files"]) < self.max_listed:
+        if len(self.report["files"]) < self.opts.max_listed:
             self.report["files"].append(entry)
         else:
             self.counts["unlisted"] += 1
 
     def visit_dir_owner(self, fd, st, path):
         """Ownership return for a directory, through its own open descriptor."""
-        if st.st_uid not in self.chown_from and st.st_gid not in self.chown_gids:
+        if st.st_uid not in self.opts.chown_from and st.st_gid not in self.opts.chown_gids:
             return
-        uid, gid = self.chown_to
+        uid, gid = self.opts.chown_to
         entry = {"path": path, "type": "directory", "mode_before": envelope.mode_text(st.st_mode),
                  "mode_after": envelope.mode_text(st.st_mode), "caps_before": None, "uid": st.st_uid,
                  "gid": st.st_gid, "nlink": st.st_nlink, "actions": ["chown"]}
-        entry["uid_after"], entry["gid_after"] = owner_after(st, self.chown_to)
-        if not self.dry_run:
+        entry["uid_after"], entry["gid_after"] = owner_after(st, self.opts.chown_to)
+        if not self.opts.dry_run:
             try:
                 os.fchown(fd, uid, gid)
                 self.report["changed"] = True
@@ -286,7 +286,7 @@ class _Sharing:
         for sub in reports:
             if sub is None or "worker_error" in sub:
                 raise RuntimeError("walker failed: %s" % (sub or {}).get("worker_error", "no report"))
-            envelope.merge(self.report, sub, self.max_listed)
+            envelope.merge(self.report, sub, self.opts.max_listed)
         for relpath in broker.lost:
             self.report["complete"] = False
             self.add_error("/".join([self.root_path.rstrip("/"), relpath]), "not walked: its descriptor was lost "
@@ -306,7 +306,7 @@ class _Sharing:
         """In a forked walker: walk the frontier directories named on the pipe, then what
         the broker hands over until it says done (or the budget is spent); return this
         walker's report."""
-        self.report = new_report(self.report["roots"], self.dry_run)
+        self.report = new_report(self.report["roots"], self.opts.dry_run)
         self.counts = self.report["counts"]
         self.side = side
         if index:
@@ -360,22 +360,9 @@ class Walk(_Findings, _Sharing):
         self.report = report
         self.counts = report["counts"]
         self.opts = opts
-        self.do_setid = opts.do_setid
-        self.setid_mask = opts.setid_mask
-        self.do_caps = opts.do_caps
-        self.do_chown = opts.do_chown
-        self.do_device = opts.do_device
-        self.dry_run = opts.dry_run
         self.deadline = (time.monotonic() + opts.budget) if opts.budget else None
-        self.chown_to = opts.chown_to
-        self.chown_from = opts.chown_from
-        self.chown_gids = opts.chown_gids
-        self.one_file_system = opts.one_file_system
-        self.prune_mounts = opts.prune_mounts
-        self.max_listed = opts.max_listed
         self.progress = opts.progress
         self.use_chdir = use_chdir
-        self.progress_interval = opts.progress_interval
         self.workers = workers
         self.next_progress = time.monotonic() + opts.progress_interval
         self.fds = _HeldDirs(held_fd_cap())
@@ -401,14 +388,14 @@ class Walk(_Findings, _Sharing):
             self.root, self.root_path = root, root_path
             self.check_mounts = False
             self.root_mnt = None
-            if self.prune_mounts:
+            if self.opts.prune_mounts:
                 try:
                     self.check_mounts = bool(mount_points_under(root_path, read_mountinfo()))
                     self.root_mnt = mount_id_of_fd(root_fd) if self.check_mounts else None
                     self.check_mounts = self.root_mnt is not None
                 except OSError as exc:
                     self.add_error(root_path, exc, "read /proc/self/mountinfo")
-            if self.do_chown:
+            if self.opts.do_chown:
                 self.visit_dir_owner(root_fd, root_st, root_path)
             if self.workers > 1 and self.use_chdir:
                 self._walk_shared(root)
@@ -439,7 +426,7 @@ class Walk(_Findings, _Sharing):
             self.fds.release(node)
         self.fds.trim()
         if self.progress is not None and time.monotonic() >= self.next_progress:
-            self.next_progress = time.monotonic() + self.progress_interval
+            self.next_progress = time.monotonic() + self.opts.progress_interval
             self.progress(dict(self.counts))
 
     def _open_checked(self, node):
@@ -458,7 +445,7 @@ class Walk(_Findings, _Sharing):
         st = os.fstat(fd)
         node.dev, node.ino = st.st_dev, st.st_ino
         pruned = False
-        if self.one_file_system and st.st_dev != self.root.dev:
+        if self.opts.one_file_system and st.st_dev != self.root.dev:
             pruned = True
         elif self.check_mounts:
             try:
@@ -470,7 +457,7 @@ class Walk(_Findings, _Sharing):
             self.report["pruned_mounts"].append(node.path(root_path))
             self.fds.release(node)
             return False
-        if self.do_chown:
+        if self.opts.do_chown:
             self.visit_dir_owner(fd, st, node.path(root_path))
         return True
 
@@ -486,12 +473,12 @@ class Walk(_Findings, _Sharing):
             proc_prefix = ""
         else:
             proc_prefix = "/proc/self/fd/%d/" % dfd
-        caps_ok = self.do_caps and self.xattrs_supported
-        setid_mask = self.setid_mask if self.do_setid else 0
-        do_chown = self.do_chown
-        do_device = self.do_device
-        chown_from = self.chown_from
-        chown_gids = self.chown_gids
+        caps_ok = self.opts.do_caps and self.xattrs_supported
+        setid_mask = self.opts.setid_mask if self.opts.do_setid else 0
+        do_chown = self.opts.do_chown
+        do_device = self.opts.do_device
+        chown_from = self.opts.chown_from
+        chown_gids = self.opts.chown_gids
         counts = self.counts
         try:
             # After fchdir, "." is the directory dfd holds, whatever is renamed meanwhile;

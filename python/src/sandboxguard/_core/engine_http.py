@@ -259,6 +259,18 @@ def _descend(held, path, owners):
 
 # --- sockets with a deadline --------------------------------------------------------------
 
+def _armed(name):
+    """The socket method *name* of the class after _Timed, called once _Timed._arm gave the
+    socket what is left of its deadline."""
+
+    def method(self, *args):
+        self._arm()
+        return getattr(super(_Timed, self), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
 class _Timed:
     """What a socket does before each receive or send: give it what is left of ``deadline``
     (absolute time.monotonic(); None: no limit), or raise socket.timeout when nothing is."""
@@ -274,21 +286,8 @@ class _Timed:
             raise socket.timeout("deadline passed")
         self.settimeout(left)
 
-    def recv_into(self, *args):
-        self._arm()
-        return super().recv_into(*args)
-
-    def recv(self, *args):
-        self._arm()
-        return super().recv(*args)
-
-    def sendall(self, *args):
-        self._arm()
-        return super().sendall(*args)
-
-    def send(self, *args):
-        self._arm()
-        return super().send(*args)
+    # each receive and send arms the deadline first: one wrapper, not one copy per method
+    recv_into, recv, sendall, send = (_armed(name) for name in ("recv_into", "recv", "sendall", "send"))
 
 
 class _TimedSocket(_Timed, socket.socket):

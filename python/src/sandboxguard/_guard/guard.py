@@ -120,23 +120,6 @@ class Guard:
         self.pool = JobPool(walk_options, self.rootset, self.emit_file, self.log, self.stats, self._engine_answered)
         self.intake = EventIntake(self, self.handles, self.pool)
 
-    # -- what the collaborators hold, by the names callers and tests use ---------------
-    @property
-    def roots(self):
-        return self.rootset.roots
-
-    @property
-    def jobs(self):
-        return self.pool.jobs
-
-    @property
-    def waiting(self):
-        return self.pool.waiting
-
-    @property
-    def handle_cache(self):
-        return self.handles.cache
-
     # -- setup ---------------------------------------------------------------------
     def open(self):
         """fanotify_init; raises fanotify.FanotifyUnavailable with the reason."""
@@ -265,7 +248,7 @@ class Guard:
         if self.fan_fd is None:
             self.open()
         self.refresh_roots("start: events before now were not seen")
-        if not self.roots:
+        if not self.rootset.roots:
             answer = self.roots_source()
             for opened, _source in answer[0]:
                 opened.close()
@@ -279,7 +262,7 @@ class Guard:
         """Wait up to `timeout` seconds for events or finished jobs and handle them; re-read
         the roots when their interval is up. One step of run()."""
         timeout = max(0.0, min(timeout, self.next_rescan - time.monotonic()))
-        fds = [self.fan_fd, *self.jobs]
+        fds = [self.fan_fd, *self.pool.jobs]
         if wake_fd is not None:
             fds.append(wake_fd)
         ready = select.select(fds, [], [], timeout)[0]
@@ -293,7 +276,7 @@ class Guard:
         if self.fan_fd in ready:
             self.read_batch()
         for fd in ready:
-            if fd in self.jobs:
+            if fd in self.pool.jobs:
                 self.read_job(fd)
         self.start_waiting()
         if time.monotonic() >= self.next_rescan:

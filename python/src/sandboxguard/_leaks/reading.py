@@ -67,17 +67,24 @@ def open_dir(base, parts, report, follow_base=True):
     return fd
 
 
-def list_dir(path, report):
-    """(descriptor, sorted names) of the directory *path*, or (None, []) when it cannot be listed."""
+def entries(path, report):
+    """(directory descriptor, name, path) of each entry of the directory *path*, sorted by name:
+    the directory is opened without following a link once and closed after the last entry (or
+    when the caller stops); one that cannot be opened or listed is an error of *report* and has
+    no entries."""
     fd = open_dir(path, (), report)
     if fd is None:
-        return None, []
+        return
     try:
-        return fd, sorted(safefs.list_dir_at(fd))
-    except OSError as exc:
+        try:
+            names = sorted(safefs.list_dir_at(fd))
+        except OSError as exc:
+            envelope.add_error(report, path, "listdir", exc)
+            return
+        for name in names:
+            yield fd, name, os.path.join(path, name)
+    finally:
         os.close(fd)
-        envelope.add_error(report, path, "listdir", exc)
-        return None, []
 
 
 def lstat_at(dir_fd, name, path, report):
