@@ -53,28 +53,17 @@ def _extended_parser():
     return parser
 
 
-def test_a_command_or_option_added_to_the_parser_appears_in_all_three():
+def test_every_command_and_option_of_the_parser_appears_in_all_three_one_added_later_too():
     parser = _extended_parser()
-    page = cli_docs.man_page(parser, "9.9")
-    assert '.SS "sandboxguard %s"' % cli_docs.roff("zz-new") in page and "\\fB\\-\\-zz\\-level\\fR" in page
-    assert "how much (default low)" in page  # %(default)s expanded as --help does
-    assert "zz-new" in cli_docs.bash_completion(parser, "9.9")
-    zsh = cli_docs.zsh_completion(parser, "9.9")
-    assert "_sandboxguard_zz_new()" in zsh and "--zz-level" in zsh and "(low high)" in zsh
-
-
-def test_every_command_and_option_of_the_parser_is_in_the_man_page_and_the_completions():
-    parser = cli_docs.load_parser()
-    with open(cli_docs.MAN, encoding="utf-8") as handle:
-        page = handle.read()
-    with open(cli_docs.BASH, encoding="utf-8") as handle:
-        bash = handle.read()
+    page, bash = cli_docs.man_page(parser, "9.9"), cli_docs.bash_completion(parser, "9.9")
     for words, child, _help in cli_docs.commands(parser):
         assert '.SS "sandboxguard %s"' % cli_docs.roff(" ".join(words)) in page, words
         for strings, _metavar, _choices, _text in cli_docs.options(child):
             for option in strings:
-                assert "\\fB%s\\fR" % cli_docs.roff(option) in page, (words, option)
-                assert option in bash, (words, option)
+                assert "\\fB%s\\fR" % cli_docs.roff(option) in page and option in bash, (words, option)
+    assert "how much (default low)" in page  # %(default)s expanded as --help does
+    zsh = cli_docs.zsh_completion(parser, "9.9")
+    assert "_sandboxguard_zz_new()" in zsh and "--zz-level" in zsh and "(low high)" in zsh
 
 
 def _render(path, tmp_path):

@@ -11,7 +11,7 @@ from sandboxguard._bwrap.host import find_bwrap
 from sandboxguard._bwrap.run import DEFAULT_TIMEOUT_S, ProbeUserRefused, resolve_probe_user
 from sandboxguard._core.text import escape, one_line
 
-from .. import output
+from .. import flags, output
 from ..main import EXIT_OK, UsageError
 
 
@@ -23,7 +23,7 @@ def register(subparsers):
                     "passes where the agent user fails) and run the isolation checks inside it. Exit 0 when "
                     "everything passed, 1 when the probe or a check failed (the reason and the fix are "
                     "printed), 2 on bad input.")
-    parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
+    flags.add_json(parser)
     parser.add_argument("--user", metavar="USER",
                         help="the agent user to probe as (required when run as root; root itself is refused)")
     parser.add_argument("--bwrap", metavar="PATH", help="the bwrap to probe (default: the first bwrap on PATH)")

@@ -11,7 +11,7 @@ from sandboxguard.transport_docker import DockerExec
 from sandboxguard.transport_local import LocalExec
 from sandboxguard.transport_ssh import CONNECT_TIMEOUT_S, SSHExec, parse_target
 
-from .. import output
+from .. import flags, output
 from ..main import EXIT_FINDINGS, UsageError
 
 _SIZE = re.compile(r"^(\d+)([KMG]i?B?|B)?$", re.IGNORECASE)
@@ -64,7 +64,7 @@ def register(subparsers):
     parser.add_argument("--user", metavar="USER", help="docker: run as this user inside the container")
     parser.add_argument("--timeout", type=float, default=CONNECT_TIMEOUT_S, metavar="SECONDS",
                         help="ssh connect timeout (default %(default)s)")
-    parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
+    flags.add_json(parser)
     parser.set_defaults(func=run)
 
 

@@ -11,7 +11,7 @@ from sandboxguard._guard import fanotify, guard_scope
 from sandboxguard._guard import guard as guardmod
 from sandboxguard.roots import RootRefused, check_root
 
-from .. import output, runner_options, textfile
+from .. import flags, output, runner_options, textfile
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -41,12 +41,11 @@ def register(subparsers):
     parser.add_argument("--no-engine", action="store_true", help="never ask a Docker engine")
     parser.add_argument("--probe", action="store_true",
                         help="only check that fanotify works here: exit 0, or 1 with the reason and the fallback")
-    parser.add_argument("--no-caps", action="store_true", help="leave file capabilities alone")
-    parser.add_argument("--no-setid", action="store_true", help="leave setuid/setgid bits alone")
-    parser.add_argument("--dry-run", action="store_true", help="report what would be stripped; change nothing")
+    flags.add_walk_actions(parser)
+    flags.add_dry_run(parser, "report what would be stripped; change nothing")
     parser.add_argument("--rescan-interval", type=float, default=guardmod.RESCAN_INTERVAL_S, metavar="S",
                         help="seconds between looks for new or changed roots (default %(default)s)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per fixed file on stdout")
+    flags.add_json(parser, "one JSON object per fixed file on stdout")
     textfile.add_option(parser, "guard", long_running=True)
     parser.set_defaults(func=run_guard)
 

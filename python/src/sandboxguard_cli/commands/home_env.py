@@ -26,7 +26,7 @@ from sandboxguard._terminal import eval_tools as shim
 from sandboxguard._terminal.modes import XDG_BASE_ENV_VARS, norm_path
 from sandboxguard.errors import InputError
 
-from .. import output
+from .. import flags, output
 from ..main import UsageError
 
 TRACKED = ("HOME", "HERMES_HOME", "HERMES_REAL_HOME", "TERMINAL_HOME_MODE", "TMPDIR", "TMP", "TEMP",
@@ -44,7 +44,7 @@ def register(subparsers):
     parser.add_argument("--mode", metavar="MODE",
                         help="apply TERMINAL_HOME_MODE MODE (auto, real, profile or an alias) instead of "
                              "full eval isolation")
-    parser.add_argument("--json", action="store_true", help="print the resulting environment as JSON; run nothing")
+    flags.add_json(parser, "print the resulting environment as JSON; run nothing")
     parser.add_argument("command", nargs="*", metavar="CMD", help="the command to run (after --)")
     parser.set_defaults(func=run)
 

@@ -22,7 +22,7 @@ from sandboxguard._fleet import audit
 from sandboxguard._leaks.baseline import BASELINE_MODES, DEFAULT_BASELINE_MODE
 from sandboxguard._leaks.home import DEFAULT_TMP_PATTERNS
 
-from .. import output
+from .. import flags, output
 from ..main import UsageError
 
 
@@ -44,7 +44,7 @@ def register(subparsers):
                         help="leave out findings younger than this (a run still in progress)")
     parser.add_argument("--tmp-pattern", action="append", metavar="GLOB",
                         help="run directory names in /tmp (default: ab-*)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    flags.add_json(parser, "print the report as JSON")
     parser.set_defaults(func=run)
 
 

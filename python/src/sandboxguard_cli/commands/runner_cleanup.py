@@ -28,7 +28,7 @@ from sandboxguard._core import defaults, inputs
 from sandboxguard._core.text import escape
 from sandboxguard._privileged import runners as runnersmod
 
-from .. import output
+from .. import flags, output
 from ..main import UsageError
 
 HELP = ("As root, give everything under the work folder of the GitHub runner installed in DIR back to the "
@@ -47,8 +47,8 @@ def register(subparsers):
     parser.add_argument("runner_dir", metavar="DIR", help="the directory the GitHub runner is installed in (absolute)")
     parser.add_argument("--budget", default=str(runnersmod.RUNNER_CLEANUP_BUDGET_S), metavar="SECONDS",
                         help="stop after this many seconds and exit 1 (default %(default)s; 0 = no limit)")
-    parser.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
-    parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
+    flags.add_dry_run(parser)
+    flags.add_json(parser)
     parser.set_defaults(func=run_cleanup)
 
 

@@ -5,7 +5,7 @@ from sandboxguard._core import defaults
 from sandboxguard._core.text import escape, one_line
 from sandboxguard._prevent import hermes, probe
 
-from .. import output
+from .. import flags, output
 from ..main import UsageError
 
 
@@ -36,7 +36,7 @@ def register(subparsers):
                         help="give up on a container after this many seconds (default %(default)s)")
     parser.add_argument("--no-reference", action="store_true",
                         help="skip the reference container with the engine's own default")
-    parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
+    flags.add_json(parser)
     parser.set_defaults(func=run)
 
 

@@ -7,7 +7,7 @@ from sandboxguard import docker_engine
 from sandboxguard._core.text import escape, one_line
 from sandboxguard._prevent import bases, profile, seccomp
 
-from .. import output
+from .. import flags, output
 from ..main import EXIT_FINDINGS, EXIT_OK
 
 
@@ -34,7 +34,7 @@ def register(subparsers):
                         help="mknod and mknodat make no character or block device either (for a daemon-wide default, "
                              "where --cap-drop MKNOD cannot be set)")
     parser.add_argument("--check", metavar="PROFILE", help="check this profile instead of writing one")
-    parser.add_argument("--json", action="store_true", help="with --check: print the JSON report and nothing else")
+    flags.add_json(parser, "with --check: " + flags.JSON_HELP)
     parser.set_defaults(func=run)
 
 

@@ -17,7 +17,7 @@ from sandboxguard._walk.fileops import (
 )
 from sandboxguard.roots import RootRefused
 
-from .. import output
+from .. import flags, output
 from ..main import UsageError
 
 
@@ -41,8 +41,7 @@ def _count(option, text):
 
 def _common(parser):
     parser.add_argument("paths", nargs="+", metavar="PATH", help="sandbox directories (absolute paths)")
-    parser.add_argument("--json", action="store_true", help="print the JSON report and nothing else")
-    parser.add_argument("--no-caps", action="store_true", help="leave file capabilities out")
+    flags.add_json(parser)
     parser.add_argument("--no-devices", action="store_true",
                         help="leave block and character device nodes out (by default each is found and, by strip, "
                              "made root-owned with mode 0000)")
@@ -62,7 +61,7 @@ def register(subparsers):
         description="Report setuid/setgid regular files and file capabilities under PATHs. Changes nothing. "
                     "Exit 0 when clean, 1 when something was found or the walk stopped early, 2 on bad input.")
     _common(scan)
-    scan.add_argument("--no-setid", action="store_true", help="leave setuid/setgid out")
+    flags.add_walk_actions(scan, leave="out")
     scan.set_defaults(func=run_scan)
 
     strip = subparsers.add_parser(
@@ -71,8 +70,8 @@ def register(subparsers):
                     "race-safely, never following symlinks. Exit 0 when everything found was fixed, 1 when "
                     "something remains (per-file errors, a skipped hard link, the budget ran out), 2 on bad input.")
     _common(strip)
-    strip.add_argument("--no-setid", action="store_true", help="leave setuid/setgid bits alone")
-    strip.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    flags.add_walk_actions(strip)
+    flags.add_dry_run(strip)
     strip.add_argument("--chown-to", metavar="USER[:GROUP]",
                        help="first give root-owned files and directories to USER (name or uid; its primary group "
                             "unless GROUP is given) (ownership return)")

@@ -13,7 +13,7 @@ from sandboxguard import sweep as sweepmod
 from sandboxguard._core import inputs
 from sandboxguard._core.text import escape, one_line
 
-from .. import output, runner_options, textfile
+from .. import flags, output, runner_options, textfile
 from ..main import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -62,9 +62,8 @@ def register(subparsers):
     sweep.add_argument("--container", action="append", default=[], metavar="NAME",
                        help="only these containers (repeatable; default all, stopped ones included)")
     sweep.add_argument("--running-only", action="store_true", help="leave stopped containers out")
-    sweep.add_argument("--dry-run", action="store_true",
-                       help="report what would change; change nothing (exit 1 when something would)")
-    sweep.add_argument("--json", action="store_true", help="print the JSON result and nothing else")
+    flags.add_dry_run(sweep, flags.DRY_RUN_HELP + " (exit 1 when something would)")
+    flags.add_json(sweep, "print the JSON result and nothing else")
     textfile.add_option(sweep, "sweep")
     sweep.set_defaults(func=run_sweep)
 
