@@ -13,7 +13,7 @@ from urllib.parse import unquote_to_bytes
 import pytest
 from sandboxguard._core.text import for_result
 from sandboxguard._fleet import audit_report as ar
-from sandboxguard._fleet import audit_sarif
+from sandboxguard._fleet import audit_sarif, runtime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SARIF_SCHEMA = os.path.join(HERE, "data", "sarif-schema-2.1.0.json")
@@ -206,13 +206,49 @@ def test_github_s_limits_hold_past_25000_findings_the_rest_counted():
 
 def test_a_check_added_later_gets_a_rule_of_its_own():
     rec = record()
-    rec["checks"]["runtime"] = check("findings", [{"path": "/etc/docker/daemon.json", "reason": "no-seccomp-profile",
-                                                   "message": "the engine runs containers without our profile"}])
+    rec["checks"]["later"] = check("findings", [{"path": "/etc/docker/daemon.json", "reason": "no-seccomp-profile",
+                                                 "message": "the engine runs containers without our profile"}])
     report = ar.fleet_report(ar.collect({"h": {"record": rec}}, ["h"]))
     run = sarif(report)["runs"][0]
     [result] = run["results"]
-    assert result["ruleId"] == "runtime/no-seccomp-profile"
-    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["runtime/no-seccomp-profile"]
+    assert result["ruleId"] == "later/no-seccomp-profile"
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["later/no-seccomp-profile"]
+
+
+def test_runtime_findings_are_results_under_their_own_rule_severity_place_and_fix(validator):
+    """The runtime check's findings as runtime.finding makes them: a rule each (not one
+    catch-all), the level and security-severity from runtime.RULES' severity word, the config
+    file as the location, each container a result of its own."""
+    config = "/home/hermes/.hermes/config.yaml"
+    findings = [runtime.finding("privileged", "container sbx-1", "Privileged: true"),
+                runtime.finding("privileged", "container sbx-2", "Privileged: true"),
+                runtime.finding("no-new-privileges-off", config, "no-new-privileges=false"),
+                runtime.finding("daemon-profile-allows-setid", "docker daemon", "the default lets setuid through")]
+    rec = record()
+    rec["checks"]["runtime"] = check("findings", findings)
+    log = sarif(ar.fleet_report(ar.collect({"h": {"record": rec}}, ["h"])))
+    validator.validate(log)
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert sorted(rules) == ["runtime/daemon-profile-allows-setid", "runtime/no-new-privileges-off",
+                             "runtime/privileged"]
+    assert [(r["defaultConfiguration"]["level"], r["properties"]["security-severity"])
+            for r in (rules["runtime/privileged"], rules["runtime/no-new-privileges-off"],
+                      rules["runtime/daemon-profile-allows-setid"])] == [("error", "9.5"), ("warning", "5.5"),
+                                                                         ("warning", "3.0")]
+    assert "CIS Docker Benchmark 5.4" in rules["runtime/privileged"]["help"]["text"]
+    assert runtime.RULES["privileged"][2] in rules["runtime/privileged"]["help"]["text"]
+    results = run["results"]
+    assert [r["level"] for r in results] == ["error", "error", "warning", "warning"]
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+    assert uris[2] == "file://" + config and uris[0] == "file:///"
+    prints = [r["partialFingerprints"][audit_sarif.FINGERPRINT_KEY] for r in results]
+    assert len(set(prints)) == 4  # two containers with the same setting are two results
+    assert results[0]["properties"]["where"] == "container sbx-1" and results[0]["properties"]["severity"] == "critical"
+
+
+def test_every_runtime_rule_has_a_score_github_reads():
+    assert {severity for severity, _cis, _fix in runtime.RULES.values()} <= set(audit_sarif.SEVERITY_SCORES)
 
 
 def test_write_reports_writes_the_sarif_beside_the_others(tmp_path, validator):

@@ -29,6 +29,8 @@ from urllib.parse import quote
 from .._core.text import escape, from_result, one_line
 from .audit_record import CHECKS, ERROR, NOT_CHECKED, SKIPPED, UNREACHABLE
 from .audit_text import check_title, finding_line, worst_first
+from .runtime import CRITICAL, HIGH, LOW, MEDIUM
+from .runtime import RULES as RUNTIME_RULES
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -42,51 +44,62 @@ FINGERPRINT_KEY = "sandboxguardFinding/v1"
 LEVELS = ("error", "warning", "note")
 _KIND = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 
-# (check, kind) -> (level, security-severity, short description, help: what it is and the fix)
+# (check, kind) -> (security-severity, short description, help: what it is and the fix); the level
+# follows from the severity (level_of); the runtime check's rules are its own (runtime.RULES)
 _STRIP = ("Fix: ansible-playbook sandboxguard.boundary.remediate (or sandboxguard strip PATH) strips it "
           "host-side, never following a symlink; keep root containers from writing into bind mounts "
           "(--cap-drop ALL or at least SETFCAP, --security-opt no-new-privileges, nosuid mounts).")
 RULES = {
-    ("privileged_files", "setuid"): ("error", "8.8", "Setuid file left in a sandbox bind mount",
+    ("privileged_files", "setuid"): ("8.8", "Setuid file left in a sandbox bind mount",
                                      "A container wrote a setuid file into a directory the host shares with it; "
                                      "on the host any user who can reach it runs it with its owner's (often "
                                      "root's) privileges. " + _STRIP),
-    ("privileged_files", "setgid"): ("error", "7.8", "Setgid file left in a sandbox bind mount",
+    ("privileged_files", "setgid"): ("7.8", "Setgid file left in a sandbox bind mount",
                                      "A container wrote a setgid file into a directory the host shares with it; "
                                      "on the host it runs with its group's privileges. " + _STRIP),
-    ("privileged_files", "caps"): ("error", "7.8", "File capabilities left in a sandbox bind mount",
+    ("privileged_files", "caps"): ("7.8", "File capabilities left in a sandbox bind mount",
                                    "A container set security.capability on a file in a directory the host "
                                    "shares with it (Docker's default capabilities include SETFCAP); on the host "
                                    "it runs with those capabilities. " + _STRIP),
-    ("privileged_files", "device"): ("error", "8.8", "Device node left in a sandbox bind mount",
+    ("privileged_files", "device"): ("8.8", "Device node left in a sandbox bind mount",
                                      "A container made a block or character device node in a directory the host "
                                      "shares with it; on the host whoever can open it reaches that device (a disk, "
                                      "memory). Fix: ansible-playbook sandboxguard.boundary.remediate makes it "
                                      "root-owned 0000; keep containers from making them (--cap-drop MKNOD, nodev "
                                      "mounts)."),
-    ("privileged_files", "owner"): ("warning", "4.0", "File in a CI runner's work folder not owned by the runner",
+    ("privileged_files", "owner"): ("4.0", "File in a CI runner's work folder not owned by the runner",
                                     "A root container job left a file whose uid or gid is not the runner user's: "
                                     "the runner's next actions/checkout fails with Permission denied. Fix: the "
                                     "runner_cleanup role gives the work folder back after every job; remediate "
                                     "with sandboxguard_github_runners gives these back now."),
-    ("home_mode", "mismatch"): ("warning", "5.0", "TERMINAL_HOME_MODE is not the mode asked for",
+    ("home_mode", "mismatch"): ("5.0", "TERMINAL_HOME_MODE is not the mode asked for",
                                 "Terminal children of this Hermes home or profile inherit the real HOME, crontab "
                                 "and user D-Bus, which is how a finished eval keeps running jobs. Fix: "
                                 "ansible-playbook sandboxguard.boundary.remediate -e sandboxguard_home_mode=profile "
                                 "(or the terminal_home role) sets it and creates the profile home 0700."),
-    ("bwrap", "bwrap-missing"): ("warning", "5.0", "bubblewrap is not installed",
+    ("bwrap", "bwrap-missing"): ("5.0", "bubblewrap is not installed",
                                  "The bubblewrap backend cannot sandbox the agent. Fix: the bwrap role installs "
                                  "bubblewrap >= 0.9.0 and prlimit and makes user namespaces work."),
-    ("bwrap", "version-too-old"): ("warning", "5.0", "bubblewrap is older than the version asked for",
+    ("bwrap", "version-too-old"): ("5.0", "bubblewrap is older than the version asked for",
                                    "Older bubblewrap lacks what the agent's sandbox relies on. Fix: the bwrap role "
                                    "(bwrap_install_method=source builds 0.12.0 on Debian 12)."),
-    ("bwrap", "userns-restricted"): ("warning", "5.0", "Unprivileged user namespaces are restricted",
+    ("bwrap", "userns-restricted"): ("5.0", "Unprivileged user namespaces are restricted",
                                      "bubblewrap cannot create its namespaces as the agent user. Fix: the bwrap "
                                      "role (an AppArmor profile for bwrap, or the sysctl when asked)."),
-    ("bwrap", "isolation-failed"): ("error", "7.0", "A bubblewrap isolation check failed",
+    ("bwrap", "isolation-failed"): ("7.0", "A bubblewrap isolation check failed",
                                     "The sandbox started but did not isolate what it must. Fix: see the finding's "
                                     "remediation; the bwrap role probes again as the agent user."),
 }
+# a runtime rule's severity word as GitHub's security-severity score (critical > 9.0, high 7.0 to 8.9,
+# medium 4.0 to 6.9, low below 4.0)
+SEVERITY_SCORES = {CRITICAL: "9.5", HIGH: "8.0", MEDIUM: "5.5", LOW: "3.0"}
+
+
+def level_of(severity):
+    """The SARIF level of a security-severity score: error from high (7.0) up, warning below."""
+    return "error" if float(severity) >= 7.0 else "warning"
+
+
 _LEAK_HELP = ("Fix: ansible-playbook sandboxguard.boundary.remediate --tags leaks moves it into a quarantine "
               "directory (nothing is deleted); TERMINAL_HOME_MODE=profile and the crontab shim keep eval runs "
               "from leaving more.")
@@ -123,21 +136,33 @@ def finding_kind(check_name, finding):
         return next((r for r in ("setuid", "setgid", "caps", "device", "owner") if r in reasons), "finding")
     if check_name == "home_mode":
         return "mismatch"
-    value = finding.get("kind") if check_name == "leaks" else finding.get("reason") or finding.get("kind")
+    if check_name == "runtime":
+        value = finding.get("rule")
+    elif check_name == "leaks":
+        value = finding.get("kind")
+    else:
+        value = finding.get("reason") or finding.get("kind")
     return value if isinstance(value, str) and _KIND.match(value) else "finding"
 
 
 def _rule(check_name, kind):
     """The reportingDescriptor of (check, kind): the catalogue's, or one made from the names."""
     known = RULES.get((check_name, kind))
+    if known is None and check_name == "runtime" and kind in RUNTIME_RULES:
+        severity, cis, fix = RUNTIME_RULES[kind]
+        known = (SEVERITY_SCORES[severity], "Sandbox setting weakens its isolation: %s" % kind.replace("-", " "),
+                 "The sandbox container's own settings (its Hermes config, the container as the engine runs it, "
+                 "or the engine's defaults) give it more than the sandbox needs%s. Fix: %s."
+                 % (" (CIS Docker Benchmark %s)" % cis if cis else "", fix))
     if known is None and check_name == "leaks":
-        known = ("warning", "6.0", LEAK_TITLES.get(kind, "Something an agent left outside its sandbox (%s)" % kind),
+        known = ("6.0", LEAK_TITLES.get(kind, "Something an agent left outside its sandbox (%s)" % kind),
                  "An agent run left this outside its sandbox, where it outlives the run. " + _LEAK_HELP)
     if known is None:
-        known = ("warning", "5.0", "%s: %s" % (check_title(check_name), kind.replace("_", " ")),
+        known = ("5.0", "%s: %s" % (check_title(check_name), kind.replace("_", " ")),
                  "Found by the %s check of the sandboxguard boundary audit; the finding's message says what and "
                  "the check's documentation how to fix it." % check_name)
-    level, severity, short, text = known
+    severity, short, text = known
+    level = level_of(severity)
     rule_id = "%s/%s" % (check_name, kind)
     return {"id": rule_id, "name": "".join(p.capitalize() for p in re.split(r"[/_.-]", rule_id) if p),
             "shortDescription": {"text": short[:MAX_DESCRIPTION]},
@@ -163,18 +188,20 @@ def _location(path, host):
 
 
 def _fingerprint(host, rule_id, path, finding):
-    extra = finding.get("entry") or finding.get("unit") or ""
+    extra = finding.get("entry") or finding.get("unit") or finding.get("where") or ""
     key = "\0".join((host, rule_id, path, str(extra))).encode("utf-8", "surrogateescape")
     return hashlib.sha256(key).hexdigest()
 
 
 def _result(host, check_name, finding, rule_id, index, rule):
     path = finding.get("path")
-    if not isinstance(path, str) or not path:
-        path = finding.get("hermes_home") or "/"
+    if not isinstance(path, str) or not path:  # a runtime finding is where it was set: a config file's path
+        where = finding.get("where")
+        path = where if isinstance(where, str) and where.startswith("/") else finding.get("hermes_home") or "/"
     message = "%s: %s" % (escape(host), finding_line(check_name, finding))
     properties = {"host": escape(host), "check": check_name}
-    for key in ("reasons", "kind", "mode", "caps", "uid", "gid", "user", "wanted", "remediation"):
+    for key in ("reasons", "kind", "mode", "caps", "uid", "gid", "user", "wanted", "remediation", "rule", "severity",
+                "cis", "where", "detail", "fix"):
         if finding.get(key) is not None:
             properties[key] = finding[key] if not isinstance(finding[key], str) else one_line(escape(finding[key]))
     return {"ruleId": rule_id, "ruleIndex": index, "level": rule["defaultConfiguration"]["level"], "kind": "fail",
