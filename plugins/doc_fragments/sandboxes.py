@@ -5,50 +5,11 @@
 
 
 class ModuleDocFragment:
-    # Every option of the modules that scope Docker sandboxes (sandbox_mounts_info, sandbox_sweep).
-    # The first five are ROOTS below, word for word (tests/unit/test_doc_fragments.py holds them
-    # equal): ansible-test reads fragments as plain string literals, so they cannot be shared.
+    # The engine options of the modules that scope Docker sandboxes (sandbox_mounts_info,
+    # sandbox_sweep); they take the roots options from ROOTS below as well (both fragments named),
+    # so each option is written once.
     DOCUMENTATION = r"""
 options:
-  hermes_home:
-    description:
-      - HERMES_HOME directories. Each gives the root C(<HERMES_HOME>/sandboxes/docker) and, for every
-        directory under C(<HERMES_HOME>/profiles/), C(<HERMES_HOME>/profiles/<name>/sandboxes/docker).
-      - A comma-separated string is accepted (AWX surveys have no list type), and so is a single path, as in
-        M(sandboxguard.boundary.terminal_home) (which takes a list too).
-    type: list
-    elements: path
-    aliases: [hermes_homes]
-    default: []
-  sandbox_dir:
-    description:
-      - The agent's C(TERMINAL_SANDBOX_DIR), when it sets one; gives the root C(<sandbox_dir>/docker).
-    type: path
-  roots:
-    description:
-      - Extra C(<sandbox>/docker) roots the operator names explicitly. System paths are refused.
-    type: list
-    elements: path
-    default: []
-  github_runners:
-    description:
-      - GitHub Actions self-hosted runner directories (the ones holding C(.runner)). Each gives its work
-        folder (C(.runner)'s C(workFolder), default C(_work)) as a root, read as root through descriptors,
-        never through a symlink; ownership return there gives files back to the runner user (the owner of
-        the runner directory), every file whose uid or gid is not the runner's (what breaks the next
-        C(actions/checkout)). The work folder is swept whole (the runner binds it whole as C(/__w)).
-      - A runner directory that is refused (owned by root, no C(.runner), a work folder through a symlink)
-        is a refused root with the reason; the other roots are still used.
-      - A comma-separated string is accepted (AWX surveys have no list type).
-    type: list
-    elements: path
-    default: []
-  gitlab_config:
-    description:
-      - GitLab Runner's C(config.toml). The absolute host paths of its docker executors'
-        C([runners.docker] volumes) (and a host C(cache_dir)) are roots; named volumes are out of scope.
-        Needs Python 3.11 or later on the host (C(tomllib)).
-    type: path
   containers:
     description:
       - Only these containers (names or ids). Default is every container of the engine.
@@ -75,7 +36,8 @@ options:
     type: str
 notes:
   - A bind mount is in scope only when the realpath of its source lies below one of the roots the
-    host derives from the options above. Container labels (C(hermes-agent), C(hermes-task-id),
+    host derives from the roots options (O(hermes_home), O(sandbox_dir), O(roots), O(github_runners),
+    O(gitlab_config)). Container labels (C(hermes-agent), C(hermes-task-id),
     C(hermes-profile)), image labels, extra arguments and the mount's destination never add a root.
     Every mount is reported with the reason for its decision.
   - A bind source that does not exist is skipped and never recreated.
@@ -89,7 +51,8 @@ requirements:
     Engine API client (no Docker SDK).
 """
 
-    # Only the options the roots are derived from (nosuid_mount: the sweep's roots, no engine).
+    # The options the roots are derived from (sandbox_mounts_info, sandbox_sweep and nosuid_mount,
+    # which takes the sweep's roots and asks no engine).
     ROOTS = r"""
 options:
   hermes_home:

@@ -15,6 +15,7 @@ description:
 author:
   - sandboxguard contributors (@sandboxguard)
 extends_documentation_fragment:
+  - sandboxguard.boundary.sandboxes.roots
   - sandboxguard.boundary.sandboxes
   - sandboxguard.boundary.names
 attributes:

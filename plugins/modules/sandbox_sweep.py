@@ -75,6 +75,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - sandboxguard.boundary.sandboxes.roots
   - sandboxguard.boundary.sandboxes
   - sandboxguard.boundary.names
 attributes:
