@@ -9,7 +9,7 @@
 plugins/module_utils/sandboxguard/ is left out: it is the generated copy of python/src/sandboxguard.
 A function that reads better whole says why in a comment where it stands, within its first
 lines: ``# Reads better whole: ...`` (issue 11 item 5); such a function is listed with "(whole)".
-tests/unit/test_long_functions.py keeps every other function at 80 lines or fewer.
+tests/unit/test_sizes.py keeps every other function at 80 lines or fewer.
 """
 import argparse
 import ast

@@ -71,28 +71,56 @@ def module_names():
     return [os.path.basename(p)[:-3] for p in python_files(MODULES, recursive=False, init=False)]
 
 
+def library_files(lib=LIBRARY):
+    """{dotted name below sandboxguard: file} of the library's modules: 'bwrap', '_bwrap.checks',
+    '_bwrap' for its __init__.py; the package's own __init__.py (its __version__) left out.
+    *lib* may be any folder laid out the same (a test's tmp_path)."""
+    found = {}
+    for rel in python_files(lib):
+        dotted = os.path.relpath(path(rel), path(lib))[:-3].replace(os.sep, ".")
+        if dotted != "__init__":
+            found[dotted[:-len(".__init__")] if dotted.endswith(".__init__") else dotted] = rel
+    return found
+
+
+def package_of(name, rel):
+    """The package a library module's relative imports start from ('' at the top)."""
+    return name if rel.endswith("__init__.py") else name.rpartition(".")[0]
+
+
+def below(dotted, package):
+    """An import's name made absolute below the library: a relative one ('..text', '.b.x') from
+    the importing file's *package*, an absolute one without its 'sandboxguard.'; None for any
+    other (os, yaml)."""
+    level = len(dotted) - len(dotted.lstrip("."))
+    if not level:
+        return dotted[len("sandboxguard."):] if dotted.startswith("sandboxguard.") else None
+    parts = package.split(".") if package else []
+    return ".".join([*parts[:len(parts) - (level - 1)], *filter(None, dotted[level:].split("."))])
+
+
 def library_modules():
     """{short name: [dotted names below sandboxguard]} of the library's modules."""
     found = {}
-    for rel in python_files(LIBRARY, init=False):
-        dotted = os.path.relpath(path(rel), path(LIBRARY))[:-3].replace(os.sep, ".")
-        found.setdefault(dotted.rsplit(".", 1)[-1], []).append(dotted)
+    for dotted, rel in library_files().items():
+        if not rel.endswith("__init__.py"):
+            found.setdefault(dotted.rsplit(".", 1)[-1], []).append(dotted)
     return found
 
 
 def imports(rel):
-    """(line, dotted name) of every import of a Python file, ``importlib.import_module("x")``
-    and ``__import__("x")`` with a literal name included (an import by string is an import).
-    A relative import is given with its leading dots."""
+    """(line, dotted name) of every import of a Python file: each name a from-import takes
+    ('from . import x' is '.x', 'from a import b' is 'a.b': the reader tells a module from a
+    name), and ``importlib.import_module("x")``/``__import__("x")`` with a literal name (an
+    import by string is an import). A relative import is given with its leading dots."""
     found = []
     for node in ast.walk(parse(rel)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = "." * node.level + (node.module or "")
-            found.append((node.lineno, base))
-            found += [(node.lineno, base.rstrip(".") + "." + a.name if node.module else base + a.name)
-                      for a in node.names if a.name != "*"]
+            found += [(node.lineno, base if a.name == "*" else (base + "." if node.module else base) + a.name)
+                      for a in node.names]
         elif _is_import_call(node) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
             found.append((node.lineno, node.args[0].value))
     return found

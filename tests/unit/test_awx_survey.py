@@ -169,11 +169,8 @@ def job_template_options():
     spec = importlib.util.find_spec("ansible_collections.awx.awx")
     if spec is None:
         pytest.skip("awx.awx is not installed here")
-    path = os.path.join(next(iter(spec.submodule_search_locations)), "plugins", "modules", "job_template.py")
-    with open(path, encoding="utf-8") as handle:
-        source = handle.read()
-    doc = re.search(r"DOCUMENTATION = r?'''(.*?)'''", source, re.S).group(1)
-    return set(yaml.safe_load(doc)["options"])
+    return set(scan.literal(os.path.join(next(iter(spec.submodule_search_locations)), "plugins", "modules",
+                                         "job_template.py"))["options"])
 
 
 def check_template(template, options):

@@ -16,7 +16,7 @@ import warnings
 
 import pytest
 import repo_scan as scan
-from sandboxguard import crontab, leaks, report, strip
+from sandboxguard import crontab, home_mode, leaks, report, strip
 from sandboxguard._fleet import leaks_remove
 from sandboxguard._privileged import nosuid
 
@@ -42,27 +42,6 @@ def _sources(*tops):
             yield (rel if top in ADAPTERS else os.path.relpath(scan.path(rel), scan.path(top))), scan.parse(rel)
 
 
-def _functions(tree):
-    """(qualified name, node) of every def and lambda in a module."""
-    found = []
-
-    def visit(node, prefix):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.append((prefix + child.name, child))
-                visit(child, prefix + child.name + ".")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, prefix + child.name + ".")
-            elif isinstance(child, ast.Lambda):
-                found.append((prefix + "<lambda>", child))
-                visit(child, prefix)
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
-    return found
-
-
 def _parameters(node):
     """{name: default node or None} of a def or lambda (positional, keyword-only, * and **)."""
     args = node.args
@@ -78,16 +57,8 @@ def _parameters(node):
 
 def _resolves_alias(node, alias):
     """The body hands ``alias`` to report.dry_run_arg (which warns): ``dry_run_arg(dry_run, alias, ...)``."""
-    for call in ast.walk(node):
-        if not isinstance(call, ast.Call) or len(call.args) < 2:
-            continue
-        func = call.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        first, second = call.args[0], call.args[1]
-        if (name == "dry_run_arg" and isinstance(first, ast.Name) and first.id == "dry_run"
-                and isinstance(second, ast.Name) and second.id == alias):
-            return True
-    return False
+    return any(isinstance(call, ast.Call) and ast.unparse(call.func).rpartition(".")[2] == "dry_run_arg"
+               and [ast.unparse(a) for a in call.args[:2]] == ["dry_run", alias] for call in ast.walk(node))
 
 
 def _spelled_like_a_dry_run(name):
@@ -98,21 +69,23 @@ def dry_run_problems(tops=EVERYTHING):
     """Every parameter spelled like a dry run that is not dry_run, a resolved alias or another meaning."""
     problems, other_seen = [], set()
     for rel, tree in _sources(*tops):
-        for qualname, node in _functions(tree):
-            params = _parameters(node)
+        for node in ast.walk(tree):  # every def and lambda, nested and private ones too
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            function, params = getattr(node, "name", "<lambda>"), _parameters(node)
             for name, default in params.items():
                 if not _spelled_like_a_dry_run(name):
                     continue
-                key = (rel, qualname.rsplit(".", 1)[-1], name)
+                key = (rel, function, name)
                 if key in OTHER_MEANINGS:
                     other_seen.add(key)
                     continue
                 alias = ("dry_run" in params and isinstance(default, ast.Constant) and default.value is None
                          and _resolves_alias(node, name))
                 if not alias:
-                    problems.append("%s: %s(%s=...): name it dry_run (keep %s=None as a deprecated alias resolved "
+                    problems.append("%s:%d: %s(%s=...): name it dry_run (keep %s=None as a deprecated alias resolved "
                                     "by report.dry_run_arg(dry_run, %s, %r) where the function is public or a "
-                                    "module calls it)" % (rel, qualname, name, name, name, qualname))
+                                    "module calls it)" % (rel, node.lineno, function, name, name, name, function))
     if tops == EVERYTHING:
         problems += ["OTHER_MEANINGS lists %s: %s(%s), which is no longer there: drop the entry" % key
                      for key in sorted(set(OTHER_MEANINGS) - other_seen)]
@@ -131,7 +104,7 @@ def test_the_rule_finds_an_operation_that_spells_it_check_or_check_mode(tmp_path
         "def install_text(bin_dir, dry_run=False, check=None):\n    return dry_run if check is None else check\n\n"
         "def kept(dry_run=False, check=None):\n    return report.dry_run_arg(dry_run, check, 'kept')\n")
     problems = dry_run_problems((str(tmp_path),))
-    assert [p.split(":", 1)[1].split("(", 1)[0].strip() for p in problems] == ["remove", "ensure", "install_text"]
+    assert [p.split(": ", 1)[1].split("(", 1)[0] for p in problems] == ["remove", "ensure", "install_text"]
 
 
 def _adapter_calls():
@@ -171,74 +144,67 @@ def test_strip_options_name_it_dry_run_too():
     assert strip.StripOptions(dry_run=True).dry_run is True
 
 
-def test_check_is_a_deprecated_alias_that_warns_and_wins():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert report.dry_run_arg(False, True, "configure_terminal_home") is True
+def test_the_alias_wins_and_warns_only_when_given():
+    with pytest.warns(DeprecationWarning, match="x: check= is deprecated, use dry_run="):
         assert report.dry_run_arg(True, False, "x") is False
-        assert report.dry_run_arg(False, True, "nosuid.ensure", alias="check_mode") is True
-    assert [w.category for w in caught] == [DeprecationWarning] * 3
-    assert "configure_terminal_home: check= is deprecated, use dry_run=" in str(caught[0].message)
-    assert "nosuid.ensure: check_mode= is deprecated, use dry_run=" in str(caught[2].message)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert report.dry_run_arg(True, None, "x") is True
 
 
-def test_terminal_home_dry_run_and_its_check_alias_write_nothing(tmp_path):
-    from sandboxguard import home_mode
-
-    home = tmp_path / "hermes"
-    home.mkdir()
-    result = home_mode.configure_terminal_home(str(home), "profile", dry_run=True)
-    assert result["changed"] is True and os.listdir(str(home)) == []
-    with pytest.warns(DeprecationWarning):
-        result = home_mode.configure_terminal_home(str(home), "profile", check=True)
-    assert result["changed"] is True and os.listdir(str(home)) == []
+def _terminal_home(tmp):
+    (tmp / "hermes").mkdir()
+    return lambda **flag: _changed(home_mode.configure_terminal_home(str(tmp / "hermes"), "profile", **flag))
 
 
-def test_crontab_shim_dry_run_and_its_check_alias_write_nothing(tmp_path):
-    path, changed = crontab.install_shim(str(tmp_path / "bin"), python="/usr/bin/python3", dry_run=True)
-    assert changed is True and not os.path.exists(path)
-    with pytest.warns(DeprecationWarning, match="crontab.install_text: check= is deprecated"):
-        path, changed = crontab.install_text(str(tmp_path / "bin"), "x", b"y", check=True)
-    assert changed is True and not os.path.exists(path)
-    with pytest.warns(DeprecationWarning, match="crontab.install_shim: check= is deprecated"):
-        path, changed = crontab.install_shim(str(tmp_path / "bin"), python="/usr/bin/python3", check=True)
-    assert changed is True and not os.path.exists(path)
+def _crontab(install, *args):
+    return lambda tmp: lambda **flag: install(str(tmp / "bin"), *args, **flag)[::-1]  # (changed, path)
 
 
-def test_leaks_remove_takes_dry_run_and_check_still_works_with_a_warning(tmp_path):
-    spool, tmp = tmp_path / "spool", tmp_path / "tmp"
-    spool.mkdir()
-    (tmp / "ab-1").mkdir(parents=True)
-    table = spool / "root"
-    table.write_text("*/5 * * * * curl -s http://x/\n")
-    os.chmod(table, 0o600)
-    found = leaks.audit(accounts=[("root", 0, str(tmp_path / "home"))], tmp_dir=str(tmp),
-                        spool_dir=str(spool))["findings"]
+def _leaks(tmp):
+    (tmp / "tmp" / "ab-1").mkdir(parents=True)
+    (tmp / "spool").mkdir()
+    (tmp / "spool" / "root").write_text("*/5 * * * * curl -s http://x/\n")
+    os.chmod(tmp / "spool" / "root", 0o600)
+    found = leaks.audit(accounts=[("root", 0, str(tmp / "home"))], tmp_dir=str(tmp / "tmp"),
+                        spool_dir=str(tmp / "spool"))["findings"]
     assert {f["kind"] for f in found} == {"cron_job", "tmp_run_dir"}
-    quarantine = tmp_path / "quarantine"
-    result = leaks_remove.remove(found, str(quarantine), dry_run=True, crontab="")
-    assert result["changed"] and result["dry_run"] is True and len(result["removed"]) == 2
-    with pytest.warns(DeprecationWarning, match="leaks_remove.remove: check= is deprecated, use dry_run="):
-        again = leaks_remove.remove(found, str(quarantine), check=True, crontab="")
-    # the same leaks; the quarantine paths carry the second each call ran in
-    assert again["dry_run"] is True and [dict(e, quarantine=None) for e in again["removed"]] == [
-        dict(e, quarantine=None) for e in result["removed"]]
-    assert not quarantine.exists() and (tmp / "ab-1").is_dir()
-    assert table.read_text() == "*/5 * * * * curl -s http://x/\n"
+
+    def remove(**flag):
+        result = leaks_remove.remove(found, str(tmp / "quarantine"), crontab="", **flag)
+        # the same leaks; the quarantine paths carry the second each call ran in
+        return result["dry_run"] and len(result["removed"]) == 2, [dict(e, quarantine=None) for e in result["removed"]]
+    return remove
 
 
-def _mounted_at(path):
-    return [line for line in open("/proc/self/mountinfo", encoding="utf-8") if line.split()[4] == str(path)]
+def _nosuid(tmp):
+    (tmp / "sb" / "docker").mkdir(parents=True)
+    return lambda **flag: _changed(nosuid.ensure([str(tmp / "sb" / "docker")], persist="none", **flag))
 
 
-def test_nosuid_ensure_takes_dry_run_and_check_mode_still_works_with_a_warning(tmp_path):
-    root = tmp_path / "sb" / "docker"
-    root.mkdir(parents=True)
-    result = nosuid.ensure([str(root)], persist="none", dry_run=True)
-    assert result["changed"] and result["paths"][0]["actions"] and _mounted_at(root) == []
-    with pytest.warns(DeprecationWarning, match="nosuid.ensure: check_mode= is deprecated, use dry_run="):
-        again = nosuid.ensure([str(root)], persist="none", check_mode=True)
-    assert again["paths"] == result["paths"] and _mounted_at(root) == []
+def _changed(result):
+    return result["changed"], result
+
+
+# (the name the warning gives, the deprecated alias, set up and return the call taking dry_run= or the alias)
+ALIASES = [("configure_terminal_home", "check", _terminal_home),
+           ("crontab.install_text", "check", _crontab(crontab.install_text, "x", b"y")),
+           ("crontab.install_shim", "check", _crontab(crontab.install_shim, "/usr/bin/python3")),
+           ("leaks_remove.remove", "check", _leaks), ("nosuid.ensure", "check_mode", _nosuid)]
+
+
+def _state(tmp):
+    """Every path below tmp with its mode and bytes, and the mounts below it."""
+    return ([(str(p), p.stat().st_mode, p.read_bytes() if p.is_file() else None) for p in sorted(tmp.rglob("*"))],
+            [line for line in open("/proc/self/mountinfo", encoding="utf-8") if str(tmp) in line.split()[4]])
+
+
+@pytest.mark.parametrize(("name", "alias", "setup"), ALIASES, ids=[a[0] for a in ALIASES])
+def test_dry_run_and_its_deprecated_alias_change_nothing_and_say_the_same(tmp_path, name, alias, setup):
+    call = setup(tmp_path)
+    before = _state(tmp_path)
+    result = call(dry_run=True)
+    assert result[0], "a dry run says what would change"
+    with pytest.warns(DeprecationWarning, match="%s: %s= is deprecated, use dry_run=" % (name, alias)):
+        assert call(**{alias: True}) == result
+    assert _state(tmp_path) == before

@@ -10,15 +10,11 @@ that are something else (NOT_INPUT, each with the reason).
 import importlib
 import inspect
 import os
-import pkgutil
 import sys
 
 import pytest
 import repo_scan as scan
-import sandboxguard
 from sandboxguard import errors
-
-TOP = scan.TOP
 
 # Exceptions of the library that are not bad input, and why.
 NOT_INPUT = {
@@ -43,25 +39,21 @@ STILL_VALUE_ERRORS = ("roots.RootRefused", "roots.RootMissing", "safefs.PathRefu
 
 
 def _library_exceptions():
+    """{module.Class: class} of every module, the private packages' too, named by its last
+    component (safefs.PathRefused, not _core.safefs.PathRefused)."""
     found = {}
-    # every module, the private packages' too, named by its last component (safefs, not _core.safefs)
-    for info in pkgutil.walk_packages(sandboxguard.__path__, "sandboxguard."):
-        module = importlib.import_module(info.name)
-        for name, obj in vars(module).items():
-            if (inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == module.__name__):
-                found["%s.%s" % (info.name.rsplit(".", 1)[-1], name)] = obj
+    for dotted in scan.library_files():
+        module = importlib.import_module("sandboxguard." + dotted)
+        found.update({"%s.%s" % (dotted.rsplit(".", 1)[-1], name): obj for name, obj in vars(module).items()
+                      if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == module.__name__})
     return found
 
 
 def _by_name(dotted):
+    """A class by the module it is read from: public (home_mode.HomeModeError, re-exported from
+    _terminal) or private (safefs.PathRefused)."""
     module, name = dotted.split(".")
-    try:  # a public module's name (home_mode.HomeModeError, re-exported from _terminal)
-        return getattr(importlib.import_module("sandboxguard." + module), name)
-    except ImportError:  # a private module's (safefs.PathRefused, inputs.InputError)
-        for info in pkgutil.walk_packages(sandboxguard.__path__, "sandboxguard."):
-            if info.name.rsplit(".", 1)[-1] == module:
-                return getattr(importlib.import_module(info.name), name)
-        raise
+    return getattr(importlib.import_module("sandboxguard." + scan.library_modules()[module][0]), name)
 
 
 def test_every_exception_class_of_the_library_is_bad_input_or_says_why_not():
@@ -133,7 +125,7 @@ def test_the_cli_prints_any_input_error_as_one_line_and_exits_2(monkeypatch, cap
 def test_the_cli_turns_a_refused_root_into_exit_2_without_a_traceback():
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python", "src"))
+    env = dict(os.environ, PYTHONPATH=scan.path("python/src"))
     done = subprocess.run([sys.executable, "-m", "sandboxguard_cli", "scan", "/"], capture_output=True, text=True,
                           env=env, timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
@@ -153,7 +145,7 @@ class _Module:
 
 
 def _report_module():
-    sys.path.insert(0, os.path.join(TOP, ".cache", "collections"))
+    sys.path.insert(0, scan.path(".cache/collections"))
     try:
         return pytest.importorskip("ansible_collections.sandboxguard.boundary.plugins.module_utils.report_module")
     finally:
@@ -176,11 +168,3 @@ def test_a_module_lets_other_errors_through():
     with pytest.raises(ZeroDivisionError), report_module.input_errors_fail(module):
         _ = 1 / 0
     assert module.failed is None
-
-
-def test_every_module_runs_its_library_calls_inside_input_errors_fail():
-    # a module that calls the library with no adapter lets an InputError out as a traceback
-    ways = ("input_errors_fail", "run_walk_module", "except InputError", "except Exception")
-    missing = [rel for rel in scan.python_files(scan.MODULES, recursive=False) if "def main" in scan.read(rel)
-               and not any(way in scan.read(rel) for way in ways)]
-    assert missing == []

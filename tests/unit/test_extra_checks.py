@@ -7,7 +7,6 @@ passes the header check as it stands."""
 import pytest
 import repo_scan as scan
 
-TOP = scan.TOP
 extra_checks, license_headers = scan.tool("extra_checks"), scan.tool("license_headers")
 
 KNOWN = {"galaxy.yml", "plugins/modules/setid_strip.py", "roles/bwrap/tasks/main.yml", "docs/awx.md"}

@@ -7,7 +7,8 @@ ansible-core 2.19+ refuses a whole module result holding one string that is not 
 as an error and never named the setuid shell beside the name (issue 19). A module that
 calls exit_json, fail_json or warn itself would bring that back: each goes through
 plugins/module_utils/report_module.py (exit_report, exit_result, fail, warn), and each
-action plugin and JSON writer calls for_result.
+action plugin and JSON writer calls for_result. A refusal of the library (errors.InputError)
+fails the module's task with its one line (report_module.input_errors_fail), never a traceback.
 """
 import re
 
@@ -34,10 +35,13 @@ def test_the_one_way_out_applies_for_result_and_one_line():
     assert "module.warn(one_line(text))" in text
 
 
-def test_every_module_leaves_through_report_module():
-    missing = [rel for rel in _files(scan.MODULES) if "def main" in scan.read(rel)
-               and not re.search(r"report_module import|walk_module import", scan.read(rel))]
-    assert missing == []  # safe_fetch and audit_report have no main: their action plugins run
+def test_every_module_leaves_through_report_module_and_runs_the_library_inside_input_errors_fail():
+    # safe_fetch and audit_report have no main: their action plugins run
+    mains = [rel for rel in _files(scan.MODULES) if "def main" in scan.read(rel)]
+    assert mains and [rel for rel in mains if not re.search(r"(report|walk)_module import", scan.read(rel))] == []
+    # a module that calls the library with no adapter lets an InputError out as a traceback
+    ways = ("input_errors_fail", "run_walk_module", "except InputError", "except Exception")
+    assert [rel for rel in mains if not any(way in scan.read(rel) for way in ways)] == []
 
 
 def test_action_plugins_and_json_writers_carry_results_through_for_result():

@@ -18,9 +18,6 @@ import types
 
 import pytest
 import repo_scan as scan
-from test_import_direction import modules
-
-TOP = scan.TOP
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COPY = "ansible_collections.sandboxguard.boundary.plugins.module_utils.sandboxguard"  # the glue's name for it
@@ -139,40 +136,27 @@ def differences(now, pins):
     return out
 
 
-def test_the_readme_lists_the_api_the_issue_names():
-    listed = {module: names for module, names in _table()}
-    assert {"protected_homes", "is_in_protected_home"} <= set(listed["sandboxguard.home_mode"])
-    assert {"scan", "strip", "run"} <= set(listed["sandboxguard.strip"])
-    assert "watch" in listed["sandboxguard.sweep"] and "new_report" in listed["sandboxguard.report"]
-
-
 def test_the_flat_modules_are_exactly_the_public_ones():
     """Everything internal lives in a private package (_core, _walk, ...): a module at the
     top of the library is public, and listed in the table (issue 20)."""
-    lib = os.path.join(HERE, "..", "..", "python", "src", "sandboxguard")
-    flat = {"sandboxguard." + name[:-3] for name in os.listdir(lib)
-            if name.endswith(".py") and name != "__init__.py"}
+    flat = {"sandboxguard." + name for name, rel in scan.library_files().items()
+            if "." not in name and not rel.endswith("__init__.py")}
     listed = {module for module, _names in _table()}
     assert sorted(flat - listed) == [], "internal modules belong in a private package (docs/architecture.md)"
     assert sorted(listed - flat) == [], "python/README.md lists modules that are not at the top of the library"
-    packages = sorted(name for name in os.listdir(lib) if os.path.isdir(os.path.join(lib, name))
-                      and name != "__pycache__")
+    packages = sorted({name.split(".")[0] for name in scan.library_files() if "." in name})
     assert packages and all(name.startswith("_") for name in packages), packages
 
 
 @pytest.mark.parametrize(("module", "names"), _table(), ids=[m for m, _ in _table()])
-def test_every_public_name_exists(module, names):
-    mod = importlib.import_module(module)
-    missing = [name for name in names if not hasattr(mod, name)]
-    assert not missing, "%s lacks %s (python/README.md lists them)" % (module, missing)
-
-
-@pytest.mark.parametrize(("module", "names"), _table(), ids=[m for m, _ in _table()])
-def test_all_is_exactly_the_row(module, names):
+def test_every_name_of_the_row_exists_and_all_is_exactly_the_row(module, names):
     """``from sandboxguard.strip import *`` gives the row, nothing more (pytest's and pip's
     ``__init__`` list exactly their public names): what else the modules, the CLI and the tests
     need, they import from the private module that defines it."""
-    exported = getattr(importlib.import_module(module), "__all__", None)
+    mod = importlib.import_module(module)
+    missing = [name for name in names if not hasattr(mod, name)]
+    assert not missing, "%s lacks %s (python/README.md lists them)" % (module, missing)
+    exported = getattr(mod, "__all__", None)
     assert exported is not None, "%s has no __all__: give it python/README.md's row" % module
     assert len(exported) == len(set(exported)) and sorted(exported) == sorted(names), (
         "%s.__all__ is %s; python/README.md's row is %s: the two say the same" % (module, sorted(exported),
@@ -202,17 +186,15 @@ def _library_module(node, package):
     """The library module a from-import reads, dotted below sandboxguard ('' for the package
     itself), or None. `package` is the importing library file's package ('' at the top), None
     outside the library (a relative import there is not the library's)."""
-    if node.level:
-        if package is None:
-            return None
-        parts = package.split(".") if package else []
-        return ".".join([*parts[:len(parts) - (node.level - 1)], *(node.module.split(".") if node.module else [])])
-    for prefix in ("sandboxguard", COPY):
-        if node.module == prefix:
-            return ""
-        if (node.module or "").startswith(prefix + "."):
-            return node.module[len(prefix) + 1:]
-    return None
+    if node.level and package is None:
+        return None
+    dotted = "." * node.level + _absolute(node.module or "")
+    return "" if dotted == "sandboxguard" else scan.below(dotted, package or "")
+
+
+def _absolute(dotted):
+    """The library's own name for a module the glue names through its copy (COPY.strip)."""
+    return "sandboxguard" + dotted[len(COPY):] if dotted == COPY or dotted.startswith(COPY + ".") else dotted
 
 
 def _denoted(node, bound, rows):
@@ -249,12 +231,9 @@ def hub_uses(tree, package, rows, own):
                     bound[alias.asname or alias.name] = alias.name
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                for prefix in ("sandboxguard.", COPY + "."):
-                    if alias.name.startswith(prefix) and alias.name[len(prefix):] in rows:
-                        if alias.asname:
-                            bound[alias.asname] = alias.name[len(prefix):]
-                        elif prefix == "sandboxguard.":
-                            bound["sandboxguard"] = ""
+                module = scan.below(_absolute(alias.name), "")
+                if module in rows and (alias.asname or alias.name.startswith("sandboxguard.")):
+                    bound[alias.asname or "sandboxguard"] = module if alias.asname else ""
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             module = _denoted(node.value, bound, rows)
@@ -268,10 +247,8 @@ def _readers():
     """(file, tree, package) of everything that imports the library: the library itself (its
     private packages and the public modules), the CLI, the modules' glue and plugins, the tests,
     the benchmarks and the tools."""
-    for name, path in sorted(modules().items()):
-        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
-        with open(path, encoding="utf-8") as handle:
-            yield os.path.relpath(path, TOP), ast.parse(handle.read(), path), package
+    for name, rel in sorted(scan.library_files().items()):
+        yield rel, scan.parse(rel), scan.package_of(name, rel)
     for top in (scan.CLI, scan.MODULES, scan.ACTION, scan.MODULE_UTILS, "tests", "benchmarks", "tools",
                 "plugins/filter"):
         for rel in scan.python_files(top, skip=("sandboxguard",)):  # module_utils/sandboxguard: the copy
@@ -285,9 +262,7 @@ def test_nothing_reads_a_private_name_through_a_public_module():
     rows = {module[len("sandboxguard."):]: set(names) for module, names in _table()}
     own = {}
     for module in rows:
-        path = os.path.join(TOP, "python", "src", "sandboxguard", module + ".py")
-        with open(path, encoding="utf-8") as handle:
-            own[module] = own_names(ast.parse(handle.read(), path))
+        own[module] = own_names(scan.parse("%s/%s.py" % (scan.LIBRARY, module)))
     found = ["%s:%d reads %s from %s: import it from the private module that defines it"
              % (rel, line, name, module)
              for rel, tree, package in _readers() for line, module, name in hub_uses(tree, package, rows, own)]
@@ -320,10 +295,9 @@ PRIVATE_NOTICE = "PRIVATE to the library and the collection"
 def private_files():
     """Every file of the private packages (but their __init__.py, which stay empty) and every
     file of the modules' glue (plugins/module_utils/*.py; its sandboxguard/ is the library's copy)."""
-    found = [path for name, path in modules().items() if name.startswith("_") and not path.endswith("__init__.py")]
-    glue = os.path.join(TOP, "plugins", "module_utils")
-    found += [os.path.join(glue, name) for name in os.listdir(glue) if name.endswith(".py") and name != "__init__.py"]
-    return sorted(found)
+    found = [rel for name, rel in scan.library_files().items()
+             if name.startswith("_") and not rel.endswith("__init__.py")]
+    return sorted(found + scan.python_files(scan.MODULE_UTILS, recursive=False, init=False))
 
 
 def test_private_files_say_so_first():
@@ -332,12 +306,7 @@ def test_private_files_say_so_first():
     files = private_files()
     assert any(p.endswith(os.path.join("_core", "text.py")) for p in files)
     assert any(p.endswith(os.path.join("module_utils", "walk_module.py")) for p in files) and len(files) > 60
-    unmarked = []
-    for path in files:
-        with open(path, encoding="utf-8") as handle:
-            doc = ast.get_docstring(ast.parse(handle.read(), path)) or ""
-        if not doc.startswith(PRIVATE_NOTICE):
-            unmarked.append(os.path.relpath(path, TOP))
+    unmarked = [rel for rel in files if not (ast.get_docstring(scan.parse(rel)) or "").startswith(PRIVATE_NOTICE)]
     assert unmarked == [], "start each docstring with %r: %s" % (PRIVATE_NOTICE + ".", unmarked)
 
 

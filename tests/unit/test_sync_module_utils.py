@@ -6,38 +6,14 @@ import shutil
 
 import repo_scan as scan
 
-TOP = scan.TOP
-
-
-def load_sync():
-    return scan.tool("sync_module_utils")
+sync = scan.tool("sync_module_utils")
 
 
 def test_checkout_has_no_drift():
-    assert load_sync().drift() == []
-
-
-def test_edited_copy_is_reported_as_drift(tmp_path):
-    sync = load_sync()
-    source, target = tmp_path / "src", tmp_path / "dst"
-    shutil.copytree(sync.SOURCE, str(source))
-    sync.sync(str(source), str(target))
-    assert sync.drift(str(source), str(target)) == []
-    (target / "__init__.py").write_text((target / "__init__.py").read_text() + "# local edit\n")
-    (source / "added.py").write_text("X = 1\n")
-    (target / "orphan.py").write_text("Y = 2\n")
-    assert sorted(sync.drift(str(source), str(target))) == [
-        ("__init__.py", "differs from its source"),
-        ("added.py", "is missing"),
-        ("orphan.py", "has no source"),
-    ]
-    sync.sync(str(source), str(target))
-    assert sync.drift(str(source), str(target)) == []
-    assert not (target / "orphan.py").exists()
+    assert sync.drift() == []
 
 
 def test_copy_starts_with_generated_line_then_the_source_bytes(tmp_path):
-    sync = load_sync()
     sync.sync(sync.SOURCE, str(tmp_path))
     with open(os.path.join(sync.SOURCE, "__init__.py"), "rb") as handle:
         source = handle.read()
@@ -47,10 +23,10 @@ def test_copy_starts_with_generated_line_then_the_source_bytes(tmp_path):
     assert rest == source
 
 
-def test_private_packages_are_copied_and_removed_with_their_source(tmp_path):
-    """The library's private packages (_bwrap/, _guard/, ...) are part of the copy: a file in
-    a package is copied, an edit to its copy is drift, a package whose source is gone goes."""
-    sync = load_sync()
+def test_drift_is_named_and_sync_mends_it_private_packages_included(tmp_path):
+    """An edited copy, a source not copied and a copy with no source are drift; the library's
+    private packages (_bwrap/, _guard/, ...) are part of the copy: a file in a package is
+    copied, an edit to its copy is drift, a package whose source is gone goes."""
     packages = sorted({os.path.dirname(name) for name in sync.expected_copies()} - {""})
     assert "_bwrap" in packages, packages
     source, target = tmp_path / "src", tmp_path / "dst"
@@ -62,9 +38,13 @@ def test_private_packages_are_copied_and_removed_with_their_source(tmp_path):
     assert (target / "_new" / "piece.py").read_text().endswith("X = 1\n")
     assert sync.drift(str(source), str(target)) == []
     (target / "_bwrap" / "checks.py").write_text("# edited\n")
-    assert sync.drift(str(source), str(target)) == [("_bwrap/checks.py", "differs from its source")]
+    (source / "added.py").write_text("X = 1\n")
+    (target / "orphan.py").write_text("Y = 2\n")
+    assert sorted(sync.drift(str(source), str(target))) == [("_bwrap/checks.py", "differs from its source"),
+                                                            ("added.py", "is missing"), ("orphan.py", "has no source")]
     shutil.rmtree(str(source / "_new"))
     assert sorted(sync.drift(str(source), str(target)))[:2] == [
         ("_bwrap/checks.py", "differs from its source"), ("_new/__init__.py", "has no source")]
     sync.sync(str(source), str(target))
     assert sync.drift(str(source), str(target)) == [] and not (target / "_new").exists()
+    assert not (target / "orphan.py").exists() and (target / "added.py").exists()

@@ -52,22 +52,18 @@ def test_a_range_that_claims_more_or_less_than_was_tested_is_named(monkeypatch, 
         "meta/runtime.yml: requires_ansible is %r, the tested controllers give '>=2.19.0,<2.22'" % claim]
 
 
-def test_a_role_with_another_min_ansible_version_is_named(monkeypatch):
-    with_file(monkeypatch, os.path.join(TOP, "roles", "bwrap", "meta", "main.yml"),
-              'galaxy_info:\n  min_ansible_version: "2.15"\n')
-    assert any(p.startswith("roles/bwrap/meta/main.yml: min_ansible_version is 2.15") for p in sm.problems())
-
-
-def test_a_stale_readme_row_is_named(monkeypatch):
-    readme = sm.read("README.md").replace(sm.row(), "| ansible-core (controller) | 2.19 on Python 3.11 | x |")
-    with_file(monkeypatch, "README.md", readme)
-    assert any(p.startswith("README.md: the support matrix") for p in sm.problems())
-
-
-def test_a_pin_that_contradicts_its_header_is_named(monkeypatch):
-    path = "requirements/controller-2.21.txt"
-    with_file(monkeypatch, path, sm.read(path).replace("ansible-core==2.21.", "ansible-core==2.20."))
-    assert "%s: header says ansible-core 2.21, pin is 2.20.5" % path in sm.problems()
+@pytest.mark.parametrize(("name", "change", "named"), [
+    (os.path.join(TOP, "roles", "bwrap", "meta", "main.yml"),
+     lambda _text: 'galaxy_info:\n  min_ansible_version: "2.15"\n',
+     "roles/bwrap/meta/main.yml: min_ansible_version is 2.15"),
+    ("README.md", lambda text: text.replace(sm.row(), "| ansible-core (controller) | 2.19 on Python 3.11 | x |"),
+     "README.md: the support matrix"),
+    ("requirements/controller-2.21.txt", lambda text: text.replace("ansible-core==2.21.", "ansible-core==2.20."),
+     "requirements/controller-2.21.txt: header says ansible-core 2.21, pin is 2.20."),
+], ids=["role-min-version", "readme-row", "pin-header"])
+def test_a_stale_place_is_named(monkeypatch, name, change, named):
+    with_file(monkeypatch, name, change(sm.read(name)))
+    assert any(p.startswith(named) for p in sm.problems())
 
 
 def test_readme_pins_one_version_the_newest_release_once_there_is_one():
