@@ -279,11 +279,33 @@ if wants_any pythons; then
   done
 fi
 integration_cores=()
-# The fleet and execution-environment tests start their own uniquely named containers and
-# sshd servers (labelled, free ports) and touch no user, path or container of the other
-# files: on .venv's controller they run as step `integration-fleet`, beside `integration`,
-# in the machine lane. SANDBOXGUARD_INTEGRATION_BESIDE="" runs them inside `integration`.
-beside_default="tests/integration/test_fleet.py tests/integration/test_execution_environment.py"
+# Step `integration-fleet` runs these files on .venv's controller beside `integration`, in the
+# machine lane, as a second pytest. The rule: a file goes here only if it shares no user, path,
+# port, container, mount, sysctl or daemon state with the files that stay in `integration`
+# (unique user names, its own temp dirs, free ports, its own uniquely named containers, no
+# engine discovery: `integration` puts fake and Podman engine sockets on /run/user/<uid>/podman
+# and /run/podman that every discovering sweep, audit or guard would ask).
+# docs/testing.md "Two lanes" gives each group's reason.
+# SANDBOXGUARD_INTEGRATION_BESIDE="" runs them all inside `integration`.
+beside_files=(
+  # their own labelled containers and sshd servers on free ports
+  test_fleet.py test_execution_environment.py
+  # the fetch tests: the only users of the sgfetch account, its sshd and sgfetch-test-* containers
+  test_fetch_fixtures.py test_fetch_ssh.py test_fetch_ansible.py test_fetch_ansible_local.py
+  test_fetch_docker.py test_fetch_ansible_docker.py test_fetch_busybox.py
+  # the only writers of the real crontab spool (test_crontab_conformance checks it unchanged)
+  test_crontab_conformance.py test_terminal_home_module.py test_home_isolation.py
+  # racing.RaceWorld: a throwaway user and a /var/tmp base of their own
+  test_race_safefs.py test_race_walk.py test_race_writers.py test_race_scope.py test_race_mounts.py
+  test_race_quarantine.py test_race_prevent.py
+  # temp dirs and a throwaway user only; walks that never meet a multi-link file
+  test_strip_cli.py test_strip_descriptors.py test_strip_fix_file_at.py test_strip_getcap.py
+  test_strip_handoff.py test_strip_signals.py test_strip_roots.py test_leaks_modules.py
+  test_writers_paths.py test_hermes_config_module.py test_terminal_home_role.py
+  test_terminal_home_yaml.py test_galaxy_build.py test_release.py test_audit_html_browser.py
+)
+beside_default=$(printf 'tests/integration/%s ' "${beside_files[@]}")
+beside_default=${beside_default% }
 for c in "${cores[@]}"; do
   wants_core integration "$c" || continue
   integration_cores+=("$c")
@@ -412,7 +434,7 @@ machine_lane() {
       local beside=${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default} beside_pid=
       if [ -n "$beside" ]; then
         # shellcheck disable=SC2086 # a list of files
-        lane_step machine integration-fleet .venv/bin/pytest -p no:cacheprovider $beside &
+        lane_step machine integration-fleet .venv/bin/pytest -p no:cacheprovider --durations=40 $beside &
         beside_pid=$!
       fi
       lane_step machine integration integration
