@@ -10,7 +10,7 @@ every other name is internal. Every operation returns the report envelope of
 ``sandboxguard.report``; docs/architecture.md maps the layers.
 """
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 if type(__loader__).__name__ == "zipimporter":  # an AnsiballZ payload: Python compiles every module again at every run
     from ._core import bytecode as _bytecode
