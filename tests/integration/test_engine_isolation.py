@@ -49,6 +49,10 @@ BEHAVIOURS = ("info-500", "dribble", "events-end")
 # the sweep's budget with a bad engine: the engines' deadline once (they are asked in parallel),
 # then the steps (three small walks here)
 SWEEP_BUDGET_S = docker_engine.DEFAULT_TIMEOUT_S + 15
+# the watcher's first word on a bad engine: its pump connects (one deadline), asks its info (a
+# second), then says it lost it; on a loaded machine (make test runs two lanes on two cores) the
+# 500 can take most of both
+LOST_WAIT_S = 2 * docker_engine.DEFAULT_TIMEOUT_S + 15
 
 
 def cname(what):
@@ -215,7 +219,7 @@ def test_the_watcher_keeps_sweeping_docker_containers_as_they_stop(bad, podman, 
         assert {"docker", "podman"} <= set(lines[-1]["engines"])
         # the bad engine is lost (an error, or a stream that ended) and said so, by name
         lines += read_json_until(proc, lambda e: e["event"] == "engine-lost" and e["url"] == bad.url,
-                                 timeout=SWEEP_BUDGET_S)
+                                 timeout=LOST_WAIT_S)
         for round_ in ("1", "2"):  # the second after the bad engine was lost (and asked again) at least once
             workspace = hermes["ws"][int(round_)]
             shell = run_attack(sdk, cname("watch%s" % round_), workspace, watched=True)
@@ -228,6 +232,12 @@ def test_the_watcher_keeps_sweeping_docker_containers_as_they_stop(bad, podman, 
         assert lost[0]["engine"] == bad.name and lost[0]["error"] and lost[0]["retry_in"] > 0
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
+    except AssertionError as exc:  # what the watcher said on stderr belongs in the failure
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        said = proc.stderr.read().decode("utf-8", "replace")[-4000:]
+        raise AssertionError("%s\nthe watcher's stderr (exit %s): %s" % (exc, proc.returncode, said)) from None
     finally:
         if proc.poll() is None:
             proc.kill()
