@@ -218,17 +218,32 @@ controller_skip_default="tests/integration/test_sweep_role.py tests/integration/
 tests/integration/test_prevent_role.py tests/integration/test_bwrap_role.py tests/integration/test_terminal_home_role.py
 tests/integration/test_engine_isolation.py tests/integration/test_audit_playbooks.py tests/integration/test_fetch_ansible.py
 tests/integration/test_fetch_ansible_docker.py"
-integration() { # [VENV]: the whole directory with .venv, or the module-level tests with another controller
+controller_files() { # all|beside|rest: the files a newer controller runs (all of them, or those
+  # of the beside list, or the others)
+  # Only the files whose tests carry the `controller` marker: collecting the others would
+  # import what only .venv has (jsonschema, testinfra, ...).
+  # SANDBOXGUARD_CONTROLLER_SKIP: files left out on the newer cores to keep make test inside
+  # its budget (docs/testing.md "The controller matrix"); empty runs every marked file.
+  local f
+  grep -l 'pytest\.mark\.controller' tests/integration/test_*.py |
+    grep -v -x -F -f <(printf '%s\n' ${SANDBOXGUARD_CONTROLLER_SKIP-$controller_skip_default} "/dev/null/none") |
+    while read -r f; do
+      case " ${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default} " in
+        *" $f "*) [ "$1" = rest ] || echo "$f" ;;
+        *) [ "$1" = beside ] || echo "$f" ;;
+      esac
+    done
+}
+integration() { # [VENV [all|beside|rest]]: the whole directory with .venv, or the module-level tests with another controller
   local rc files
   if [ $# -gt 0 ]; then
-    # Only the files whose tests carry the `controller` marker: collecting the others would
-    # import what only .venv has (jsonschema, testinfra, ...). -p no:cacheprovider: one
-    # .pytest_cache per checkout is enough.
-    # SANDBOXGUARD_CONTROLLER_SKIP: files left out on the newer cores to keep make test inside
-    # its budget (docs/testing.md "The controller matrix"); empty runs every marked file.
-    mapfile -t files < <(grep -l 'pytest\.mark\.controller' tests/integration/test_*.py |
-      grep -v -x -F -f <(printf '%s\n' ${SANDBOXGUARD_CONTROLLER_SKIP-$controller_skip_default} "/dev/null/none"))
-    [ ${#files[@]} -gt 0 ] || { echo "no test file in tests/integration carries pytest.mark.controller"; return 1; }
+    mapfile -t files < <(controller_files "${2:-all}")
+    if [ ${#files[@]} -eq 0 ]; then
+      [ "${2:-all}" = all ] || { echo "no controller file here: every one runs in the other part"; return 0; }
+      echo "no test file in tests/integration carries pytest.mark.controller"
+      return 1
+    fi
+    # -p no:cacheprovider: one .pytest_cache per checkout is enough.
     "$1/bin/python" -m pytest -p no:cacheprovider --durations=25 -m controller "${files[@]}"
     return $?
   fi
@@ -252,6 +267,7 @@ total_start=$(now)
 echo "sandboxguard tests: layers ${wanted[*]}; logs in ${logs#"$top"/}/"
 # Results of an earlier run must never be read as this run's (the lanes below wait on them).
 rm -f "$logs"/*.log.rc "$logs"/*.log.time "$logs"/*.log.msg
+rm -rf "$logs"/claim-*
 
 wants sync && step sync sync python3 tools/sync_module_utils.py --check
 wants ruff && step ruff ruff .venv/bin/ruff check .
@@ -273,8 +289,16 @@ for c in "${cores[@]}"; do
   fi
 done
 pythons=()
+# .venv's own Python (3.11) runs tests/unit in the `unit` step; its bare venv would add only
+# "nothing but pytest installed", which every other Python's step checks. So the default list
+# leaves it out when `unit` runs; SANDBOXGUARD_PYTHONS or pythons:X.Y asks for it.
+venv_pyv=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)
 if wants_any pythons; then
   for v in ${SANDBOXGUARD_PYTHONS:-3.9 3.10 3.11 3.12 3.13}; do
+    if [ -z "${SANDBOXGUARD_PYTHONS:-}" ] && [ "$v" = "$venv_pyv" ] && wants unit && wants pythons; then
+      echo "pythons: $v is .venv's own Python, tested by the unit step (SANDBOXGUARD_PYTHONS=\"... $v ...\" adds its bare step)"
+      continue
+    fi
     wants pythons "$v" && { pythons+=("$v"); plan pythons "unit-py$v"; }
   done
 fi
@@ -306,13 +330,24 @@ beside_files=(
 )
 beside_default=$(printf 'tests/integration/%s ' "${beside_files[@]}")
 beside_default=${beside_default% }
+# With .venv's `integration` and its beside step both running, a newer core's files of the
+# beside list run in the beside step's lane after it (integration-fleet-X.Y), the rest in the
+# machine lane (integration-X.Y); alone, a newer core's step runs all of them.
+beside_newer=0
+if wants_core integration "$base_core" && [ -n "${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default}" ]; then
+  beside_newer=1
+fi
 for c in "${cores[@]}"; do
   wants_core integration "$c" || continue
   integration_cores+=("$c")
   if [ "$c" = "$base_core" ]; then
     plan integration integration
     [ -n "${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default}" ] && plan integration integration-fleet
-  else step_core[integration-$c]=$c; plan integration "integration-$c"; fi
+  else
+    step_core[integration-$c]=$c
+    plan integration "integration-$c"
+    if [ "$beside_newer" = 1 ]; then step_core[integration-fleet-$c]=$c; plan integration "integration-fleet-$c"; fi
+  fi
 done
 sanity_cores=()
 for c in "${cores[@]}"; do
@@ -378,6 +413,7 @@ fail_file() { # NAME MESSAGE: a step that could not start; recorded like any oth
   echo 0.0 >"$logs/$1.log.time"
   echo 1 >"$logs/$1.log.rc"
 }
+claim() { mkdir "$logs/claim-$1" 2>/dev/null; } # NAME: this lane runs step NAME (first come)
 venv_ready() { # X.Y: wait for its venv step (the isolated lane makes it first); 0 if it passed
   [ "$1" = "$base_core" ] && return 0
   while [ ! -e "$logs/venv-$1.log.rc" ]; do
@@ -392,13 +428,22 @@ venv_ready() { # X.Y: wait for its venv step (the isolated lane makes it first);
 isolated_lane() {
   local c v python name scenario
   for c in "${newer_cores[@]}"; do lane_step isolated "venv-$c" controller_venv "$c"; done
+  # The bare Pythons' unit steps, SANDBOXGUARD_UNIT_JOBS (2) at a time: each is its own venv
+  # and temp dirs, and spends about half its time waiting (deadlines, fake engines' sleeps).
+  local running=()
   for v in "${pythons[@]}"; do
     if python=$(python_for "$v"); then
-      lane_step isolated "unit-py$v" unit_under "$v" "$python"
+      lane_step isolated "unit-py$v" unit_under "$v" "$python" &
+      running+=("$!")
     else
       fail_file "unit-py$v" "Python $v not found: install it (pyenv install $v) or set SANDBOXGUARD_PYTHONS to the versions to test, e.g. SANDBOXGUARD_PYTHONS=\"3.11 3.12\""
     fi
+    if [ "${#running[@]}" -ge "${SANDBOXGUARD_UNIT_JOBS:-2}" ]; then
+      wait "${running[0]}"
+      running=("${running[@]:1}")
+    fi
   done
+  [ "${#running[@]}" -eq 0 ] || wait "${running[@]}"
   for c in "${sanity_cores[@]}"; do
     name=sanity-$c
     [ "$c" = "$base_core" ] && name=sanity
@@ -422,30 +467,54 @@ isolated_lane() {
     lane_step isolated "$name" env SANDBOXGUARD_INSTALLED_CONTROLLERS="$c" .venv/bin/pytest -p no:cacheprovider tests/installed
   done
   for scenario in "${own_scenarios[@]}"; do
+    claim "molecule-$scenario" || continue  # the machine lane, done first, took it
     lane_step isolated "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
   done
   return 0
 }
 
+beside_lane() { # FILES: the beside step, then each newer core's files of the beside list
+  local c
+  # shellcheck disable=SC2086 # a list of files
+  lane_step machine integration-fleet .venv/bin/pytest -p no:cacheprovider --durations=40 $1
+  for c in "${integration_cores[@]}"; do
+    [ "$c" = "$base_core" ] && continue
+    if venv_ready "$c"; then
+      lane_step machine "integration-fleet-$c" integration "$(controller_venv_dir "$c")" beside
+    else
+      fail_file "integration-fleet-$c" "no venv for ansible-core $c (see the venv-$c step)"
+    fi
+  done
+}
+
 machine_lane() {
-  local c scenario
+  local c scenario beside_pid=
   for c in "${integration_cores[@]}"; do
     if [ "$c" = "$base_core" ]; then
-      local beside=${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default} beside_pid=
+      local beside=${SANDBOXGUARD_INTEGRATION_BESIDE-$beside_default}
       if [ -n "$beside" ]; then
-        # shellcheck disable=SC2086 # a list of files
-        lane_step machine integration-fleet .venv/bin/pytest -p no:cacheprovider --durations=40 $beside &
+        beside_lane "$beside" &
         beside_pid=$!
       fi
       lane_step machine integration integration
-      [ -n "$beside_pid" ] && wait "$beside_pid"
     elif venv_ready "$c"; then
-      lane_step machine "integration-$c" integration "$(controller_venv_dir "$c")"
+      lane_step machine "integration-$c" integration "$(controller_venv_dir "$c")" \
+        "$([ "$beside_newer" = 1 ] && echo rest || echo all)"
     else
       fail_file "integration-$c" "no venv for ansible-core $c (see the venv-$c step)"
     fi
   done
+  # the beside lane (and its newer cores) ends before a scenario that sees the whole engine
+  [ -n "${beside_pid:-}" ] && wait "$beside_pid"
   for scenario in "${engine_scenarios[@]}"; do
+    lane_step machine "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
+  done
+  # Done first, the machine lane takes the isolated lane's molecule scenarios from the end of
+  # its list, those not started yet (each only its own containers: two at once is safe).
+  local i
+  for ((i = ${#own_scenarios[@]} - 1; i >= 0; i--)); do
+    scenario=${own_scenarios[$i]}
+    claim "molecule-$scenario" || continue
     lane_step machine "molecule-$scenario" .venv/bin/molecule test -s "$scenario"
   done
 }
