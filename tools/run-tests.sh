@@ -271,7 +271,8 @@ rm -rf "$logs"/claim-*
 
 wants sync && step sync sync python3 tools/sync_module_utils.py --check
 wants ruff && step ruff ruff .venv/bin/ruff check .
-wants unit && step unit unit .venv/bin/pytest tests/unit
+# `unit` is the isolated lane's first step (it touches only temp dirs): the machine lane's
+# integration starts at once instead of after it.
 
 # wants_core LAYER X.Y: this controller's step of LAYER was asked for (the whole layer, or LAYER:X.Y)
 wants_core() { case " ${cores[*]} " in *" $2 "*) wants "$1" "$2" ;; *) return 1 ;; esac; }
@@ -279,6 +280,7 @@ wants_core() { case " ${cores[*]} " in *" $2 "*) wants "$1" "$2" ;; *) return 1 
 # ---- What runs: every step is planned first ("layer name"), in the order the summary lists it.
 planned=()
 plan() { planned+=("$1 $2"); }
+wants unit && plan unit unit
 newer_cores=()   # the controllers whose venv some step needs
 for c in "${cores[@]}"; do
   [ "$c" = "$base_core" ] && continue
@@ -416,6 +418,8 @@ fail_file() { # NAME MESSAGE: a step that could not start; recorded like any oth
 claim() { mkdir "$logs/claim-$1" 2>/dev/null; } # NAME: this lane runs step NAME (first come)
 venv_ready() { # X.Y: wait for its venv step (the isolated lane makes it first); 0 if it passed
   [ "$1" = "$base_core" ] && return 0
+  # Not started yet (SANDBOXGUARD_SERIAL=1 runs the isolated lane last): this lane makes it.
+  if claim "venv-$1"; then lane_step isolated "venv-$1" controller_venv "$1"; fi
   while [ ! -e "$logs/venv-$1.log.rc" ]; do
     if [ -n "${isolated_pid:-}" ] && ! kill -0 "$isolated_pid" 2>/dev/null && [ ! -e "$logs/venv-$1.log.rc" ]; then
       return 1
@@ -427,7 +431,10 @@ venv_ready() { # X.Y: wait for its venv step (the isolated lane makes it first);
 
 isolated_lane() {
   local c v python name scenario
-  for c in "${newer_cores[@]}"; do lane_step isolated "venv-$c" controller_venv "$c"; done
+  wants unit && lane_step isolated unit .venv/bin/pytest tests/unit
+  for c in "${newer_cores[@]}"; do
+    claim "venv-$c" && lane_step isolated "venv-$c" controller_venv "$c"
+  done
   # The bare Pythons' unit steps, SANDBOXGUARD_UNIT_JOBS (2) at a time: each is its own venv
   # and temp dirs, and spends about half its time waiting (deadlines, fake engines' sleeps).
   local running=()
